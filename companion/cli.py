@@ -17,6 +17,7 @@ from companion.games.base import InputError
 # Each module registers its own subcommands; add a module here to add a command.
 COMMAND_MODULES: tuple[str, ...] = (
     "companion.commands.check",
+    "companion.benchmarks",
 )
 
 
