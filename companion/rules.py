@@ -36,6 +36,9 @@ _RULES = [
          "draw pile is empty and nobody holds a card.", project=True),
     Rule("nox.turn", "Whose turn", "Players play one card each, in seat order, from "
          "their own hand.", project=True),
+    Rule("nox.game_end", "Game end", "The game ends after the round in which someone's "
+         "total reaches the target (150; 100 in the thick-skinned variant); no round is "
+         "played after that.", project=True),
     # Qwixx: Das Kartenspiel
     Rule("qwixx.one_colour", "One colour per play",
          "All cards played in one turn have the same colour (jokers take that colour)."),
@@ -68,6 +71,9 @@ _RULES = [
     Rule("rox.row_length", "At most six cards", "A row has at most six cards.", project=True),
     Rule("rox.edge", "Sixteen edge symbols", "Every element card has exactly 16 edge "
          "symbols.", project=True),
+    Rule("rox.card", "Laying cards", "Each player lays cards from the middle of the table "
+         "at the end of their own row, or takes back their last card, until Rox is called; "
+         "a game has five rounds.", project=True),
     # Nummix
     Rule("nummix.size", "Construct size",
          "Every line of touching tiles has at least three tiles; no tile stands alone."),
