@@ -57,6 +57,9 @@ _RULES = [
          "fourth foul."),
     Rule("qwixx.card", "Cards in hand", "A player can only play cards they hold, and "
          "can only cross a number they played or that was announced.", project=True),
+    Rule("qwixx.turn", "Turn steps", "The active player takes a display card, then each "
+         "player in turn may cross the announced number, then the active player plays.",
+         project=True),
     # Rox
     Rule("rox.link", "Linking cards",
          "The element most frequent on a card's edge must be at the centre of the next card."),
