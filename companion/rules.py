@@ -116,6 +116,9 @@ _RULES = [
          "A player who can declare a card legally must play one."),
     Rule("catbox.card", "Cards and turns", "Each player plays a card they hold, in turn "
          "order from the trick's leader.", project=True),
+    Rule("catbox.prediction", "Predictions", "Each player predicts once, in turn from the "
+         "start player, a number of tricks the player count allows (5 or 4 players: 1, 2 "
+         "or 3; 3 players: 1, 3 or 4; 2 players: none).", project=True),
 ]
 
 RULES: dict[str, Rule] = {r.id: r for r in _RULES}
