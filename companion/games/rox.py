@@ -456,10 +456,16 @@ def check_round(doc: Mapping[str, JSON], players: Sequence[str], path: str) -> d
                        player=p, valid_length=lengths[p])
              for p in players if lengths[p] < MIN_VALID_LENGTH]
     summary = []
+    order = ranking(players, caller, lengths)
     for p in players:
         extra = " (caller)" if p == caller else ""
         cut = f" of {len(rows[p])}" if lengths[p] != len(rows[p]) else ""
-        prize = f"takes {won[p]}" if p in won else "no scoring card"
+        if p in won:
+            prize = f"ranked {order.index(p) + 1}, takes {won[p]}"
+        elif p in order:
+            prize = f"ranked {order.index(p) + 1}, no scoring card left"
+        else:
+            prize = "too short to score"
         summary.append(f"{p}{extra}: valid length {lengths[p]}{cut} → {prize}")
     left = sorted(cards, reverse=True)[len(won):]
     if left:
@@ -467,7 +473,7 @@ def check_round(doc: Mapping[str, JSON], players: Sequence[str], path: str) -> d
     return {"valid": not found, "violations": [v.to_json() for v in found],
             "scores": {p: won.get(p, 0) for p in players}, "caller": caller,
             "valid_lengths": lengths, "awards": won,
-            "ranking": ranking(players, caller, lengths),
+            "ranking": order,
             "notes": [v.to_json() for v in notes],
             "needs_ruling": any(c.needs_ruling for c in checks.values()),
             "summary": summary, "problems": found}
@@ -500,7 +506,8 @@ def _check_play(value: JSON, players: Sequence[str], rows: Mapping[str, list[Ele
         verdict["needs_ruling"] = True
     verdict["violations"] = [*verdict["violations"], *(v.to_json() for v in problems)]
     verdict["valid"] = not verdict["violations"]
-    verdict["summary"] = [f"play: {player} lays a {card.centre} card as card {position}: "
+    verdict["summary"] = [f"play: {player} lays a card with {card.centre} at its centre as card "
+                          f"{position}: "
                           + ("links" if not problems else "legal pending a ruling"
                              if legal else "does not link"), *verdict["summary"]]
 
