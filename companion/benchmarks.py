@@ -24,7 +24,9 @@ from typing import Any
 REPORT = Path(__file__).resolve().parents[1] / "docs" / "BENCHMARKS.md"
 
 # "module:function" for every section, in report order. Add yours here.
-SECTIONS: list[str] = []
+SECTIONS: list[str] = [
+    "companion.games.nummix_finder:bench_nummix_finder",
+]
 
 
 @dataclass

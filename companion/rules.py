@@ -99,6 +99,8 @@ _RULES = [
          "from the player's rack.", project=True),
     Rule("nummix.tiles", "The tile set", "There are two of each colour and number 1-17 "
          "and one joker per colour pair.", project=True),
+    Rule("nummix.turn", "Whose turn", "Players take turns in seat order; a player who is "
+         "done, or a game that is over, plays no more.", project=True),
     # Cat in the Box
     Rule("catbox.declare", "Declaring a colour",
          "A played card is declared in a colour whose cell for that number is empty and "
