@@ -643,17 +643,19 @@ class QwixxGame:
                         player=active))
                 turn_found.extend(problems)
                 shown = ", ".join(str(c) for c in cards)
-                crosses = (f"crosses {', '.join(str(n) for n in cross)} in {play_row}"
+                where = f"in {play_row}" if play_row else "(no single colour)"
+                crosses = (f"crosses {', '.join(str(n) for n in cross)} {where}"
                            if cross else "crosses nothing")
+                illegal = bool(problems) or over
                 summary.append(f"play: {active} plays {shown} and {crosses}: "
-                               + ("illegal" if problems else "legal")
+                               + ("illegal" if illegal else "legal")
                                + ("; foul (qwixx.foul, -5)" if foul else ""))
                 if not problems:
                     if cross and play_row is not None:
                         after[active] = after[active].cross(play_row, cross)
                     elif foul:
                         after[active] = after[active].with_foul()
-                out["play_legal"] = not problems
+                out["play_legal"] = not illegal
             out["active"] = active
             out["foul"] = foul
         found.extend(turn_found)
@@ -667,6 +669,9 @@ class QwixxGame:
         if after is not None and not turn_found:
             after_scores = {p: sheet_score(after[p]) for p in players}
             ends = game_ended(after.values())
+            summary.append("after the turn: " + ", ".join(
+                f"{p} {after_scores[p]}" for p in players)
+                + ("; the game ends (qwixx.end)" if ends else ""))
             out["after"] = {"sheets": {p: after[p].to_json() for p in players},
                             "scores": after_scores, "game_over": ends}
             if ends:
