@@ -724,7 +724,8 @@ def _score_lines(players: Sequence[str], setup: Setup, tricks: Sequence[int],
         won = tricks[seat]
         head = f"{name}: {won} trick{'' if won == 1 else 's'}"
         if seat == paradox:
-            lines.append(f"{head}, caused the paradox: -{won}, no bonus = {scores[seat]}")
+            lines.append(f"{head}, caused the paradox: -1 per trick, no bonus = "
+                         f"{scores[seat]}")
             continue
         if not setup.predictions:
             met = won <= TWO_PLAYER_BONUS_MAX
@@ -858,6 +859,7 @@ def _check_round(doc: Mapping[str, JSON], players: tuple[str, ...], setup: Setup
     summary: list[str] = []
     paradox: int | None = None
     paradox_card: dict[str, JSON] | None = None
+    claimed_only = False  # a paradox the table called, unseen in the hands
 
     def trick_json(winner: int | None) -> dict[str, JSON]:
         return {"trick": trick_no + 1, "leader": players[leader],
@@ -939,7 +941,7 @@ def _check_round(doc: Mapping[str, JSON], players: tuple[str, ...], setup: Setup
                                     player=players[claim]))
             next_seat = expected
         elif claim is not None:
-            paradox = claim
+            paradox, claimed_only = claim, True
             hand = hands.get(claim)
             if hand is not None:
                 faults.extend(_must_play(board, barred[claim], hand, not trick,
@@ -963,15 +965,18 @@ def _check_round(doc: Mapping[str, JSON], players: tuple[str, ...], setup: Setup
         scores = round_scores(setup, tricks, predictions, groups, paradox)
     else:
         scores = tuple(tricks)
-    lines = [f"trick {d['trick']}: " + ", ".join(
-        f"{p['player']} {p['card']} {p['colour']}" for p in d["plays"])
+    lines = [f"trick {d['trick']}: " + (", ".join(
+        f"{p['player']} {p['card']} {p['colour']}" for p in d["plays"]) or "no card")
         + (f" -> {d['winner']} wins" if d["winner"] else " -> paradox, nobody wins")
         for d in details]
     if paradox is not None:
         what = "" if paradox_card is None else (
             f" (played {paradox_card['card']} as {paradox_card['colour']})")
-        lines.append(f"paradox: {players[paradox]} cannot declare any card in hand{what}; "
-                     "the round ends")
+        if claimed_only:
+            lines.append(f"paradox: called by {players[paradox]}; the round ends")
+        else:
+            lines.append(f"paradox: {players[paradox]} cannot declare any card in hand{what}; "
+                         "the round ends")
     if complete:
         lines += _score_lines(players, setup, tricks, predictions, groups, paradox, scores,
                               bonus_known)
