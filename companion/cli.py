@@ -18,6 +18,7 @@ from companion.games.base import InputError
 COMMAND_MODULES: tuple[str, ...] = (
     "companion.commands.check",
     "companion.benchmarks",
+    "companion.commands.calibrate",
 )
 
 

@@ -1,0 +1,183 @@
+"""Calibration on synthetic frames whose truth is known: printed markers laid on a table
+and photographed through a known perspective and colour cast."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.calibration.camera import CalibrationError, CameraProfile, calibrate_camera
+from companion.calibration.markers import charuco_board, detect_markers, marker_image
+from companion.calibration.printables import PAGES, grey_card_page, mm, write_printables
+from companion.calibration.table import TableProfile, apply_white_gains, calibrate_table
+from companion.cli import main
+
+PX_PER_MM = 2.0
+TABLE_MM = (900.0, 600.0)
+CAST = np.array([0.65, 0.82, 1.0], np.float32)  # warm light: blue low, red high
+
+
+def _paste(canvas: np.ndarray, patch: np.ndarray, x_mm: float, y_mm: float) -> None:
+    x, y = int(x_mm * PX_PER_MM), int(y_mm * PX_PER_MM)
+    canvas[y:y + patch.shape[0], x:x + patch.shape[1]] = patch
+
+
+def _marker(marker_id: int, side_mm: float) -> np.ndarray:
+    side = int(side_mm * PX_PER_MM)
+    quiet = int(6 * PX_PER_MM)
+    img = cv2.cvtColor(marker_image(marker_id, side), cv2.COLOR_GRAY2BGR)
+    return cv2.copyMakeBorder(img, quiet, quiet, quiet, quiet, cv2.BORDER_CONSTANT,
+                              value=(255, 255, 255))
+
+
+def table_frame(*, with_grey_card: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """A 1280x720 photo of a 900x600 mm table with corner markers (centres at 60 mm from
+    the edges), three seat markers and the grey card; returns it and the table->image
+    homography in mm."""
+    w, h = (int(v * PX_PER_MM) for v in TABLE_MM)
+    rng = np.random.default_rng(1)
+    canvas = np.clip(rng.normal((60, 100, 140), 8, (h, w, 3)), 0, 255).astype(np.uint8)
+    for marker_id, (cx, cy) in zip((0, 1, 2, 3), ((60, 60), (840, 60), (840, 540), (60, 540)),
+                                   strict=True):
+        _paste(canvas, _marker(marker_id, 50), cx - 31, cy - 31)
+    for marker_id, (cx, cy) in zip((10, 11, 12), ((450, 560), (150, 300), (750, 300)),
+                                   strict=True):
+        _paste(canvas, _marker(marker_id, 40), cx - 26, cy - 26)
+    if with_grey_card:
+        card = grey_card_page()[mm(30):mm(130), mm(25):mm(185)]
+        card = cv2.resize(card, (int(160 * PX_PER_MM), int(100 * PX_PER_MM)),
+                          interpolation=cv2.INTER_AREA)
+        _paste(canvas, card, 350, 150)
+    src = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+    dst = np.array([[230, 60], [1080, 90], [1230, 690], [60, 650]], np.float32)
+    to_image = cv2.getPerspectiveTransform(src, dst)
+    frame = cv2.warpPerspective(canvas, to_image, (1280, 720), flags=cv2.INTER_AREA,
+                                borderValue=(40, 60, 80))
+    frame = np.clip(frame.astype(np.float32) * CAST, 0, 255).astype(np.uint8)
+    scale = np.diag([PX_PER_MM, PX_PER_MM, 1.0])
+    return frame, to_image @ scale
+
+
+def test_markers_are_found_with_their_ids() -> None:
+    frame, _ = table_frame()
+    ids = [m.id for m in detect_markers(frame)]
+    assert ids == [0, 1, 2, 3, 5, 10, 11, 12]
+
+
+def test_table_plane_is_metric() -> None:
+    frame, mm_to_image = table_frame()
+    profile = calibrate_table(frame)
+    assert profile.table_size_mm is not None
+    assert profile.table_size_mm[0] == pytest.approx(780, rel=0.03)
+    assert profile.table_size_mm[1] == pytest.approx(480, rel=0.03)
+    # a point on the table comes back at its place relative to marker 0's centre
+    point_mm = np.array([[450.0, 300.0]])
+    image_pt = cv2.perspectiveTransform(point_mm.reshape(1, 1, 2), mm_to_image).reshape(1, 2)
+    back = profile.to_table(image_pt)[0]
+    assert back == pytest.approx([390, 240], abs=15)
+
+
+def test_seats_are_named_and_clockwise() -> None:
+    frame, _ = table_frame()
+    profile = calibrate_table(frame, seat_names={10: "Marie", 12: "Claire"})
+    # seat 10 at the bottom, 11 on the left, 12 on the right: clockwise from 10 is
+    # bottom -> left -> top -> right (y points down)
+    assert [s.name for s in profile.seats] == ["Marie", "P2", "Claire"]
+
+
+def test_grey_card_sets_the_white_balance() -> None:
+    frame, _ = table_frame()
+    profile = calibrate_table(frame)
+    assert profile.white_source == "grey card"
+    gains = np.array(profile.white_gains)
+    corrected = gains * CAST
+    assert corrected / corrected.max() == pytest.approx([1, 1, 1], abs=0.05)
+    balanced = apply_white_gains(frame, profile.white_gains)
+    assert balanced.shape == frame.shape
+
+
+def test_without_aids_nothing_is_invented() -> None:
+    plain = np.full((480, 640, 3), 120, np.uint8)
+    profile = calibrate_table(plain)
+    assert profile.seats == () and profile.image_to_table is None
+    assert profile.white_source == "none"
+
+
+def test_table_profile_round_trips(tmp_path: Path) -> None:
+    frame, _ = table_frame()
+    profile = calibrate_table(frame, seat_names={11: "Anna"})
+    profile.save(tmp_path / "table.json")
+    assert TableProfile.load(tmp_path / "table.json") == profile
+
+
+def _board_views(matrix: np.ndarray, count: int) -> list[np.ndarray]:
+    """Photos of the printed ChArUco board from several angles through ``matrix``."""
+    board = charuco_board()
+    cols, rows = board.getChessboardSize()
+    square = board.getSquareLength()
+    px_per_mm = 4.0
+    image = board.generateImage((int(cols * square * px_per_mm), int(rows * square * px_per_mm)),
+                                marginSize=0)
+    image = cv2.copyMakeBorder(image, 40, 40, 40, 40, cv2.BORDER_CONSTANT, value=255)
+    board_px_to_mm = np.array([[1 / px_per_mm, 0, -40 / px_per_mm],
+                               [0, 1 / px_per_mm, -40 / px_per_mm], [0, 0, 1]])
+    views = []
+    for k in range(count):
+        rvec = np.array([0.35 * np.cos(k * 1.3), 0.35 * np.sin(k * 1.3), 0.2 * k], np.float64)
+        rot, _ = cv2.Rodrigues(rvec)
+        t = np.array([-90.0 + 8 * k, -60.0, 380.0 + 20 * k])
+        plane_to_image = matrix @ np.column_stack([rot[:, 0], rot[:, 1], t])
+        h = plane_to_image @ board_px_to_mm
+        view = cv2.warpPerspective(image, h, (1280, 720), flags=cv2.INTER_LINEAR,
+                                   borderValue=128)
+        views.append(cv2.cvtColor(view, cv2.COLOR_GRAY2BGR))
+    return views
+
+
+def test_camera_intrinsics_are_recovered(tmp_path: Path) -> None:
+    truth = np.array([[900.0, 0, 640], [0, 900.0, 360], [0, 0, 1]])
+    profile = calibrate_camera(_board_views(truth, 6))
+    found = profile.matrix()
+    assert profile.views_used >= 5
+    assert found[0, 0] == pytest.approx(900, rel=0.03)
+    assert found[1, 1] == pytest.approx(900, rel=0.03)
+    assert found[0, 2] == pytest.approx(640, abs=25)
+    assert profile.rms_error_px < 1.0
+    profile.save(tmp_path / "camera.json")
+    assert CameraProfile.load(tmp_path / "camera.json") == profile
+
+
+def test_camera_calibration_needs_the_board() -> None:
+    blank = [np.full((480, 640, 3), 200, np.uint8)] * 4
+    with pytest.raises(CalibrationError, match="found in 0 of 4"):
+        calibrate_camera(blank)
+
+
+def test_printables_are_written(tmp_path: Path) -> None:
+    written = write_printables(tmp_path)
+    assert len(written) == 2 * len(PAGES)
+    for path in written:
+        assert path.stat().st_size > 1000
+    page = cv2.imread(str(tmp_path / "table_markers.png"))
+    assert [m.id for m in detect_markers(page)] == [0, 1, 2, 3]
+    sheet = cv2.imread(str(tmp_path / "qwixx_sheet.png"))
+    assert [m.id for m in detect_markers(sheet)] == [20, 21, 22, 23]
+
+
+def test_calibrate_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    frame, _ = table_frame()
+    image = tmp_path / "table.jpg"
+    cv2.imwrite(str(image), frame, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    out = tmp_path / "profile.json"
+    code = main(["calibrate", "table", str(image), "--seat", "10=Marie", "--out", str(out)])
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert data["kind"] == "table" and data["seats"][0]["name"] == "Marie"
+    assert main(["calibrate", "table", str(tmp_path / "missing.jpg")]) == 2
+    assert main(["calibrate", "table", str(image), "--seat", "Marie"]) == 2
+    err = capsys.readouterr().err
+    assert "--seat" in err and "Traceback" not in err
