@@ -394,3 +394,15 @@ def test_random_full_games_keep_the_invariants(seed: int, n_players: int, varian
     best = max(totals.values())
     assert GAME.winners(state) == [p for p in players if totals[p] == best]
     assert GAME.check_play(state, NoxPlay(players[0], 1, players[0]))[0].rule == "nox.game_end"
+
+
+def test_start_deals_and_the_youngest_starts() -> None:
+    state = GAME.start(PLAYERS, random.Random(3), first=2)
+    assert GAME.to_act(state) == ("Claire",)
+    assert [len(h) for h in state.hands] == [3, 3, 3] and len(state.pile) == 90 - 9
+    again = GAME.start(PLAYERS, random.Random(3), first=2)
+    assert again == state  # the same seed deals the same cards
+    with pytest.raises(InputError):
+        GAME.start(PLAYERS, random.Random(3), variant="thin")
+    with pytest.raises(InputError):
+        GAME.start([f"P{i}" for i in range(7)], random.Random(3))
