@@ -664,8 +664,8 @@ class QwixxGame:
                     "scores": scores,
                     "details": {p: sheet_details(sheets[p]) for p in players},
                     "game_over": over, "summary": summary})
-        if over:
-            out["winners"] = winners(scores)
+        out["winners"] = winners(scores) if over else []
+        out["leaders"] = winners(scores)
         if after is not None and not turn_found:
             after_scores = {p: sheet_score(after[p]) for p in players}
             ends = game_ended(after.values())
