@@ -958,6 +958,7 @@ def _check_round(doc: Mapping[str, JSON], players: tuple[str, ...], setup: Setup
     if paradox is not None:
         details.append(dict(trick_json(None), paradox=players[paradox]))
 
+    current = trick_json(None) if trick and paradox is None else None
     complete = paradox is not None or trick_no == setup.tricks
     groups = tuple(largest_group(board, s) for s in range(n))
     bonus_known = not setup.predictions or predictions[0] is not None
@@ -969,6 +970,9 @@ def _check_round(doc: Mapping[str, JSON], players: tuple[str, ...], setup: Setup
         f"{p['player']} {p['card']} {p['colour']}" for p in d["plays"]) or "no card")
         + (f" -> {d['winner']} wins" if d["winner"] else " -> paradox, nobody wins")
         for d in details]
+    if current is not None:
+        lines.append(f"trick {trick_no + 1} (in progress): " + ", ".join(
+            f"{players[s]} {c} {col}" for s, c, col, _ in trick))
     if paradox is not None:
         what = "" if paradox_card is None else (
             f" (played {paradox_card['card']} as {paradox_card['colour']})")
@@ -990,6 +994,7 @@ def _check_round(doc: Mapping[str, JSON], players: tuple[str, ...], setup: Setup
         "scores": dict(zip(players, scores, strict=True)),
         "tricks": dict(zip(players, tricks, strict=True)),
         "tricks_detail": details,
+        "current_trick": current,
         "paradox": None if paradox is None else {
             "player": players[paradox], "trick": trick_no + 1, "card": paradox_card},
         "complete": complete,

@@ -155,6 +155,7 @@ def test_trick_won_by_trump_and_by_the_led_colour() -> None:
     assert [d["led"] for d in result["tricks_detail"]] == ["blue", "yellow"]
     assert result["tricks"] == {"A": 1, "B": 1, "C": 0}
     assert result["complete"] is False and result["next"] == "A"
+    assert result["current_trick"] is None
     assert result["barred"] == {"A": [], "B": ["blue"], "C": ["yellow"]}  # trumping too
     assert result["board"]["red"][1] == "B" and result["board"]["green"][5] == "C"
 
@@ -291,6 +292,11 @@ def test_cli_text_names_the_rule(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "catbox", str(path)]) == 0
     out = capsys.readouterr().out
     assert "catbox.barred" in out and "did not follow blue" in out
+    result = GAME.check_document(example("catbox_violation_barred.json"))
+    assert result["current_trick"] is None and result["next"] == "C"
+    result = GAME.check_document(example("catbox_violation_occupied.json"))
+    assert result["current_trick"]["leader"] == "B" and result["next"] == "C"
+    assert result["current_trick"]["plays"] == [{"player": "B", "card": 4, "colour": "blue"}]
     assert "trick 1: A 3 blue, B 5 yellow, C 1 blue -> A wins" in out
 
 
