@@ -9,5 +9,8 @@ and the verdict the scene was generated for. See docs/synth.md.
 from __future__ import annotations
 
 from companion.synth.pieces import KINDS, PIECE_MM, Look, random_look, render_piece
+from companion.synth.scene import PieceTruth, Scene, render_scene
+from companion.synth.states import GAMES
 
-__all__ = ["KINDS", "PIECE_MM", "Look", "random_look", "render_piece"]
+__all__ = ["GAMES", "KINDS", "PIECE_MM", "Look", "PieceTruth", "Scene", "random_look",
+           "render_piece", "render_scene"]

@@ -98,6 +98,17 @@ def random_look(kind: str, rng: np.random.Generator) -> Look:
     )
 
 
+LOOK_POOL = 24
+
+
+@functools.lru_cache(maxsize=256)
+def pooled_look(kind: str, index: int) -> Look:
+    """Look number ``index`` of a fixed pool per kind: scenes draw from these so faces are
+    rendered once and reused (random_look draws fresh ones for training crops)."""
+    seed = zlib.crc32(f"{kind}|{index % LOOK_POOL}".encode())
+    return random_look(kind, np.random.default_rng(seed))
+
+
 def render_piece(kind: str, label: str, *, rng: np.random.Generator, look: Look | None = None,
                  height_px: int = 160, edge: Mapping[str, int] | None = None,
                  sheet: Mapping[str, Any] | None = None) -> np.ndarray:
@@ -141,11 +152,11 @@ def _jitter(c: RGB, rng: np.random.Generator, amount: int) -> RGB:
             int(np.clip(c[2] + j[2], 0, 255)))
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1536)
 def _cached_face(kind: str, label: str, edge_key: tuple[tuple[str, int], ...], look: Look,
                  height_px: int) -> tuple[np.ndarray, np.ndarray]:
     w, h = face_size(kind, height_px)
-    scale = 3 if height_px < 120 else 2  # draw big, shrink: smooth edges
+    scale = 3 if height_px < 90 else 2  # draw big, shrink: smooth edges
     W, H = w * scale, h * scale
     img = Image.new("RGB", (W, H), look.background)
     mask = Image.new("L", (W, H), 0)
@@ -159,8 +170,8 @@ def _cached_face(kind: str, label: str, edge_key: tuple[tuple[str, int], ...], l
         md.rounded_rectangle((0, 0, W - 1, H - 1), radius=radius, fill=255)
     painter = _PAINTERS[kind]
     painter(d, img, W, H, label, look, dict(edge_key))
-    small = img.resize((w, h), Image.Resampling.LANCZOS)
-    small_mask = mask.resize((w, h), Image.Resampling.LANCZOS)
+    small = img.reduce(scale)
+    small_mask = mask.reduce(scale)
     rgb = np.asarray(small, dtype=np.uint8)
     bgr = np.ascontiguousarray(rgb[:, :, ::-1])
     alpha = np.asarray(small_mask, dtype=np.uint8).copy()

@@ -1,0 +1,271 @@
+"""The simulated table and camera: textures, pose, light, lens, blur, noise, JPEG.
+
+Everything is vectorised OpenCV/numpy so a 1280×720 scene takes tens of milliseconds.
+Parameters are drawn from an rng by difficulty (easy, normal, hard) and recorded in the
+scene's JSON.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+DIFFICULTIES: tuple[str, ...] = ("easy", "normal", "hard")
+TEXTURES: tuple[str, ...] = ("wood", "cloth", "stone", "plain")
+
+
+@dataclass(frozen=True)
+class Effects:
+    """The ranges each difficulty draws from."""
+
+    tilt: tuple[float, float]
+    distortion: float
+    light_spread: float
+    gradient: float
+    glare: int
+    hand: float
+    defocus: float
+    motion: float
+    noise: tuple[float, float]
+    jpeg: tuple[int, int]
+    shadow: float
+    margin: tuple[float, float]
+
+
+EFFECTS: dict[str, Effects] = {
+    "easy": Effects(tilt=(0.0, 15.0), distortion=0.0, light_spread=0.04, gradient=0.05,
+                    glare=0, hand=0.0, defocus=0.4, motion=0.0, noise=(0.5, 2.0),
+                    jpeg=(90, 96), shadow=0.25, margin=(0.06, 0.14)),
+    "normal": Effects(tilt=(0.0, 35.0), distortion=0.06, light_spread=0.12, gradient=0.2,
+                      glare=1, hand=0.25, defocus=1.1, motion=0.2, noise=(1.5, 5.0),
+                      jpeg=(72, 93), shadow=0.4, margin=(0.03, 0.12)),
+    "hard": Effects(tilt=(15.0, 50.0), distortion=0.12, light_spread=0.22, gradient=0.35,
+                    glare=3, hand=0.5, defocus=2.2, motion=0.4, noise=(3.0, 9.0),
+                    jpeg=(55, 85), shadow=0.55, margin=(0.0, 0.08)),
+}
+
+
+def effects(difficulty: str) -> Effects:
+    if difficulty not in EFFECTS:
+        raise ValueError(f"unknown difficulty {difficulty!r} (one of {', '.join(DIFFICULTIES)})")
+    return EFFECTS[difficulty]
+
+
+# --------------------------------------------------------------------------- textures
+
+def table_texture(kind: str, rng: np.random.Generator, size: int = 384) -> np.ndarray:
+    """A generated table top (BGR uint8, ``size``²): wood grain, woven cloth, stone, plain."""
+    def noise(scale: int) -> np.ndarray:
+        small = rng.standard_normal((max(2, size // scale), max(2, size // scale)))
+        return cv2.resize(small.astype(np.float32), (size, size),
+                          interpolation=cv2.INTER_CUBIC)
+
+    yy, xx = np.mgrid[0:size, 0:size].astype(np.float32) / size
+    if kind == "wood":
+        base = np.array(_pick(rng, [(40, 80, 130), (60, 105, 160), (30, 55, 95), (85, 140, 190)]),
+                        np.float32)
+        freq = rng.uniform(18, 45)
+        warp = noise(48) * 0.08 + noise(12) * 0.01
+        grain = np.sin((yy + warp) * freq * math.pi)
+        fine = noise(3) * 0.25
+        shade = 1.0 + 0.12 * grain + 0.06 * fine
+        img = base[None, None, :] * shade[:, :, None]
+    elif kind == "cloth":
+        base = np.array(_pick(rng, [(60, 110, 50), (110, 60, 40), (70, 70, 150), (150, 150, 150),
+                                    (50, 50, 55)]), np.float32)
+        period = rng.uniform(3.0, 6.0)
+        weave = (np.sin(xx * size / period * math.pi) * np.sin(yy * size / period * math.pi))
+        shade = 1.0 + 0.10 * weave + 0.08 * noise(24)
+        img = base[None, None, :] * shade[:, :, None]
+    elif kind == "stone":
+        base = np.array(_pick(rng, [(225, 225, 222), (180, 182, 185), (90, 92, 95),
+                                    (200, 205, 210)]), np.float32)
+        veins = np.abs(noise(40) + 0.5 * noise(16))
+        shade = 1.0 - 0.25 * np.exp(-veins * 12.0) + 0.04 * noise(4)
+        img = base[None, None, :] * shade[:, :, None]
+    else:
+        base = np.array(_pick(rng, [(200, 200, 200), (120, 130, 140), (170, 190, 200),
+                                    (70, 80, 70), (210, 215, 225)]), np.float32)
+        img = base[None, None, :] * (1.0 + 0.03 * noise(64))[:, :, None]
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def _pick(rng: np.random.Generator, seq: Any) -> Any:
+    return seq[int(rng.integers(len(seq)))]
+
+
+# --------------------------------------------------------------------------- pose
+
+@dataclass
+class Pose:
+    """A pinhole camera over the table plane (z = 0, millimetres; z < 0 is up)."""
+
+    P: np.ndarray  # 3×4 projection
+    tilt: float
+    yaw: float
+    roll: float
+
+    @property
+    def H(self) -> np.ndarray:
+        """The homography of the table plane z = 0."""
+        return self.P[:, [0, 1, 3]]
+
+    def project(self, pts: np.ndarray) -> np.ndarray:
+        """Project N×3 (or N×2 on the table) millimetre points to N×2 pixels."""
+        pts = np.asarray(pts, np.float64)
+        if pts.shape[1] == 2:
+            pts = np.hstack([pts, np.zeros((len(pts), 1))])
+        hom = np.hstack([pts, np.ones((len(pts), 1))]) @ self.P.T
+        return hom[:, :2] / hom[:, 2:3]
+
+
+def make_pose(rng: np.random.Generator, fx: Effects, bounds: np.ndarray, width: int,
+              height: int) -> Pose:
+    """A camera tilted and turned at random, zoomed so ``bounds`` (N×2 mm, the pieces)
+    fills the frame with a margin."""
+    tilt = math.radians(rng.uniform(*fx.tilt))
+    yaw = math.radians(rng.uniform(0.0, 360.0))
+    roll = math.radians(rng.normal(0.0, 2.0))
+    cz, sz = math.cos(yaw), math.sin(yaw)
+    Rz = np.array([[cz, -sz, 0], [sz, cz, 0], [0, 0, 1]])
+    ct, st = math.cos(tilt), math.sin(tilt)
+    Rx = np.array([[1, 0, 0], [0, ct, -st], [0, st, ct]])
+    cr, sr = math.cos(roll), math.sin(roll)
+    Rr = np.array([[cr, -sr, 0], [sr, cr, 0], [0, 0, 1]])
+    R = Rr @ Rx @ Rz
+    centre = bounds.mean(axis=0)
+    span = float(np.ptp(bounds, axis=0).max()) + 1.0
+    dist = span * rng.uniform(1.1, 1.6)
+    # camera centre above the table centre, pulled back along the tilted optical axis
+    t = -R @ np.array([centre[0], centre[1], 0.0]) + np.array([0.0, 0.0, dist])
+    f = 1000.0
+    K = np.array([[f, 0, 0], [0, f, 0], [0, 0, 1.0]])
+    P = K @ np.hstack([R, t[:, None]])
+    pose = Pose(P, math.degrees(tilt), math.degrees(yaw), math.degrees(roll))
+    # zoom and shift so the pieces fill the frame (a focal length and principal point)
+    img = pose.project(bounds)
+    lo, hi = img.min(axis=0), img.max(axis=0)
+    margin = rng.uniform(*fx.margin)
+    scale = min(width * (1 - 2 * margin) / max(hi[0] - lo[0], 1e-6),
+                height * (1 - 2 * margin) / max(hi[1] - lo[1], 1e-6))
+    mid = (lo + hi) / 2
+    jitter = rng.uniform(-1, 1, size=2) * np.array([width, height]) * margin * 0.5
+    S = np.array([[scale, 0, width / 2 - scale * mid[0] + jitter[0]],
+                  [0, scale, height / 2 - scale * mid[1] + jitter[1]], [0, 0, 1]])
+    return Pose(S @ P, pose.tilt, pose.yaw, pose.roll)
+
+
+# --------------------------------------------------------------------------- lens
+
+@functools.lru_cache(maxsize=32)
+def _distortion_maps(k1_milli: int, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+    k1 = k1_milli / 1000.0
+    cx, cy = (width - 1) / 2, (height - 1) / 2
+    norm = math.hypot(cx, cy)
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
+    dx, dy = (xx - cx) / norm, (yy - cy) / norm
+    factor = 1.0 + k1 * (dx * dx + dy * dy)
+    mx = (cx + dx * factor * norm).astype(np.float32)
+    my = (cy + dy * factor * norm).astype(np.float32)
+    m1, m2 = cv2.convertMaps(mx, my, cv2.CV_16SC2)
+    return m1, m2
+
+
+def distort(image: np.ndarray, k1: float) -> np.ndarray:
+    """Radial lens distortion (barrel for k1 < 0, pincushion for k1 > 0)."""
+    h, w = image.shape[:2]
+    mx, my = _distortion_maps(round(k1 * 100) * 10, w, h)
+    return cv2.remap(image, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+
+
+def distort_points(pts: np.ndarray, k1: float, width: int, height: int) -> np.ndarray:
+    """Where undistorted pixel positions land in the distorted image (inverts the remap's
+    sampling function by fixed-point iteration)."""
+    k1 = round(k1 * 100) / 100.0
+    if k1 == 0:
+        return pts
+    cx, cy = (width - 1) / 2, (height - 1) / 2
+    norm = math.hypot(cx, cy)
+    src = (pts - np.array([cx, cy])) / norm
+    x = src.copy()
+    for _ in range(30):
+        r2 = (x ** 2).sum(axis=1, keepdims=True)
+        x = src / (1.0 + k1 * r2)
+    return x * norm + np.array([cx, cy])
+
+
+# --------------------------------------------------------------------------- light & sensor
+
+def light_field(rng: np.random.Generator, fx: Effects, width: int, height: int
+                ) -> tuple[np.ndarray, dict[str, Any]]:
+    """A low-resolution multiplicative light field (colour cast, gradient, vignette),
+    upsampled to the frame; returns it with its parameters."""
+    warm = rng.uniform(-1, 1)
+    colour = np.array([1.0 - 0.5 * fx.light_spread * warm, 1.0,
+                       1.0 + 0.5 * fx.light_spread * warm])
+    strength = 1.0 + rng.uniform(-1, 1) * fx.light_spread
+    angle = rng.uniform(0, 2 * math.pi)
+    grad = rng.uniform(0, fx.gradient)
+    sw, sh = 64, 36
+    yy, xx = np.mgrid[0:sh, 0:sw].astype(np.float32)
+    u, v = xx / sw - 0.5, yy / sh - 0.5
+    g = 1.0 + grad * (u * math.cos(angle) + v * math.sin(angle))
+    vignette = 1.0 - rng.uniform(0, 0.25 + fx.gradient) * (u * u + v * v)
+    field = (g * vignette * strength)[:, :, None] * colour[None, None, :]
+    big = cv2.resize(field.astype(np.float32), (width, height), interpolation=cv2.INTER_LINEAR)
+    params = {"light_colour": [round(float(c), 3) for c in colour],
+              "light_strength": round(float(strength), 3), "gradient": round(float(grad), 3)}
+    return big, params
+
+
+def glare(rng: np.random.Generator, count: int, width: int, height: int) -> np.ndarray | None:
+    """Additive soft bright spots (a lamp on glossy cards), or None."""
+    if count <= 0:
+        return None
+    sw, sh = 128, 72
+    acc = np.zeros((sh, sw), np.float32)
+    yy, xx = np.mgrid[0:sh, 0:sw].astype(np.float32)
+    for _ in range(count):
+        x, y = rng.uniform(0, sw), rng.uniform(0, sh)
+        r = rng.uniform(3, 12)
+        acc += rng.uniform(40, 140) * np.exp(-((xx - x) ** 2 + (yy - y) ** 2) / (2 * r * r))
+    return cv2.resize(acc, (width, height), interpolation=cv2.INTER_LINEAR)
+
+
+NOISE_LEVELS: tuple[float, ...] = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.5, 8.0, 10.0)
+
+
+@functools.lru_cache(maxsize=12)
+def _noise_bank(height: int, width: int, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Gaussian sensor noise of σ = ``level`` as saturating uint8 (plus, minus) parts, made
+    once per frame size and level with a fixed seed; scenes crop it at random offsets."""
+    seed = int(level * 100) + 7
+    bank = np.random.default_rng(seed).standard_normal((height + 32, width + 32, 3),
+                                                       dtype=np.float32) * level
+    bank = np.rint(bank)
+    return (np.clip(bank, 0, 255).astype(np.uint8), np.clip(-bank, 0, 255).astype(np.uint8))
+
+
+def add_noise(image: np.ndarray, rng: np.random.Generator, sigma: float) -> tuple[np.ndarray,
+                                                                                  float]:
+    """Add sensor noise (σ rounded to a level of ``NOISE_LEVELS``); returns image and σ."""
+    level = min(NOISE_LEVELS, key=lambda v: abs(v - sigma))
+    h, w = image.shape[:2]
+    plus, minus = _noise_bank(h, w, level)
+    oy, ox = int(rng.integers(32)), int(rng.integers(32))
+    out = cv2.add(image, plus[oy:oy + h, ox:ox + w])
+    return cv2.subtract(out, minus[oy:oy + h, ox:ox + w]), level
+
+
+def motion_kernel(length: int, angle: float) -> np.ndarray:
+    k = np.zeros((length, length), np.float32)
+    c = (length - 1) / 2
+    dx, dy = math.cos(angle) * c, math.sin(angle) * c
+    cv2.line(k, (round(c - dx), round(c - dy)), (round(c + dx), round(c + dy)), 1.0, 1,
+             cv2.LINE_AA)
+    return k / max(float(k.sum()), 1e-6)

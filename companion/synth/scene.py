@@ -1,0 +1,627 @@
+"""Whole scenes: a game state laid out on a table and photographed by a simulated camera.
+
+Pieces are placed in table millimetres (each with its four upright corners in 3-D, so
+standing rack tiles and stacked cards work the same way), projected with the camera's
+3×4 matrix and warped onto the frame with OpenCV. An id buffer drawn alongside says how
+much of every piece stays visible after stacking and the hand.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.synth import camera as cam
+from companion.synth.pieces import (
+    CATBOX_ROWS,
+    LOOK_POOL,
+    PIECE_MM,
+    Look,
+    catbox_cell_rect,
+    pooled_look,
+    render_piece_rgba,
+)
+from companion.synth.states import GAMES, GameSetup, catbox_board, make_state
+
+THICKNESS_MM = {"nummix_tile": 6.0, "token": 4.0, "rox_card": 0.4, "qwixx_sheet": 0.1,
+                "catbox_board": 2.0}
+SIZE_BUCKETS = (40, 56, 80, 112, 160, 224, 320, 448, 640)
+
+
+@dataclass
+class PieceTruth:
+    """What the camera sees of one piece, in the check contract's notation."""
+
+    kind: str
+    label: str
+    quad: list[list[float]]  # 4 image corners clockwise from the upright top-left
+    visible_fraction: float = 1.0
+    covered: bool = False
+    edge: dict[str, int] | None = None
+    cell: list[Any] | None = None
+    owner: str | None = None
+    stack: int | None = None
+    depth: int | None = None  # 0 = bottom of its stack
+    top: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "label": self.label,
+                               "quad": [[round(x, 2), round(y, 2)] for x, y in self.quad],
+                               "visible_fraction": round(self.visible_fraction, 4),
+                               "covered": self.covered}
+        for key in ("edge", "cell", "owner", "stack", "depth", "top"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        out.update(self.extra)
+        return out
+
+
+@dataclass
+class Scene:
+    """One rendered scene and everything that is true about it."""
+
+    game: str
+    seed: int
+    difficulty: str
+    image: np.ndarray
+    pieces: list[PieceTruth]
+    state: dict[str, Any]
+    verdict: dict[str, Any]
+    camera: dict[str, Any]
+    markers: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        h, w = self.image.shape[:2]
+        return {"game": self.game, "seed": self.seed, "difficulty": self.difficulty,
+                "width": w, "height": h, "state": self.state, "verdict": self.verdict,
+                "pieces": [p.to_json() for p in self.pieces], "markers": self.markers,
+                "camera": self.camera}
+
+
+@dataclass
+class Placed:
+    """A piece on the table: its four corners in table mm (x, y, z; z < 0 is up),
+    clockwise from its upright top-left, and its ground truth."""
+
+    kind: str
+    label: str
+    corners: np.ndarray
+    look: Look
+    truth: PieceTruth
+    thickness: float = 0.0
+    sheet: dict[str, Any] | None = None
+    shadow: bool = True
+
+
+def _rect(cx: float, cy: float, w: float, h: float, angle_deg: float, z: float = 0.0
+          ) -> np.ndarray:
+    """Corners of a w×h rectangle centred at (cx, cy), its upright top turned by angle."""
+    a = math.radians(angle_deg)
+    ca, sa = math.cos(a), math.sin(a)
+    local = np.array([[-w / 2, -h / 2], [w / 2, -h / 2], [w / 2, h / 2], [-w / 2, h / 2]])
+    rot = local @ np.array([[ca, sa], [-sa, ca]])
+    pts = rot + np.array([cx, cy])
+    return np.hstack([pts, np.full((4, 1), z)])
+
+
+class _Layout:
+    """Collects placed pieces with a shared look per kind (one deck, one look)."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self.items: list[Placed] = []
+        self.looks: dict[str, Look] = {}
+        self.extras: list[np.ndarray] = []  # decoration polygons (racks) drawn under pieces
+
+    def look(self, kind: str) -> Look:
+        if kind not in self.looks:
+            self.looks[kind] = pooled_look(kind, int(self.rng.integers(LOOK_POOL)))
+        return self.looks[kind]
+
+    def add(self, kind: str, label: str, cx: float, cy: float, angle: float, *,
+            z: float = 0.0, corners: np.ndarray | None = None, **truth: Any) -> Placed:
+        w, h = PIECE_MM[kind]
+        thick = THICKNESS_MM.get(kind, 0.3)
+        pts = corners if corners is not None else _rect(cx, cy, w, h, angle, z - thick)
+        sheet = truth.pop("sheet", None)
+        p = Placed(kind, label, pts, self.look(kind), PieceTruth(kind, label, [], **truth),
+                   thickness=thick, sheet=sheet)
+        self.items.append(p)
+        return p
+
+
+# --------------------------------------------------------------------------- game layouts
+
+def _seat_angles(n: int, rng: np.random.Generator) -> list[float]:
+    start = rng.uniform(0, 360)
+    return [start + 360.0 * i / n for i in range(n)]
+
+
+def _layout_nox(setup: GameSetup, L: _Layout) -> list[tuple[float, float, float, int]]:
+    rng = L.rng
+    players = setup.state["players"]
+    seats = []
+    n = len(players)
+    radius = 150 + 75 * n
+    for i, (p, ang) in enumerate(zip(players, _seat_angles(n, rng), strict=True)):
+        a = math.radians(ang)
+        # the kitty lies in front of its player, reading upright for them
+        cx, cy = radius * math.cos(a), radius * math.sin(a)
+        facing = ang + 90.0  # card tops point to the table centre
+        stacks = setup.state["kitties"][p]
+        gap = rng.uniform(4, 14)
+        step = 59 + gap
+        ux, uy = math.cos(math.radians(facing)), math.sin(math.radians(facing))
+        for s, stack in enumerate(stacks):
+            off = (s - (len(stacks) - 1) / 2) * step
+            sx, sy = cx + ux * off, cy + uy * off
+            for d, card in enumerate(stack):
+                top = d == len(stack) - 1
+                jx, jy = (rng.normal(0, 3.5, 2) if not top else rng.normal(0, 1.0, 2))
+                if not top:  # lower cards peek out at an edge
+                    jx += rng.choice([-1, 1]) * rng.uniform(4, 10)
+                    jy += rng.choice([-1, 1]) * rng.uniform(3, 12)
+                L.add("nox_card", str(card), sx + jx, sy + jy,
+                      facing + rng.normal(0, 5 if not top else 2.5), z=-0.3 * d, owner=p,
+                      stack=s, depth=d, top=top)
+        sx, sy = (radius + 95) * math.cos(a), (radius + 95) * math.sin(a)
+        seats.append((sx, sy, facing, 10 + i))
+    return seats
+
+
+def _layout_rox(setup: GameSetup, L: _Layout) -> list[tuple[float, float, float, int]]:
+    rng = L.rng
+    players = setup.state["players"]
+    seats = []
+    w = PIECE_MM["rox_card"][0]
+    n = len(players)
+    for i, p in enumerate(players):
+        row = setup.state["rows"][p]
+        flip = 180.0 if i % 2 else 0.0
+        y = (i - (n - 1) / 2) * (w + rng.uniform(35, 60))
+        skew = rng.normal(0, 3)
+        gap = rng.uniform(0, 3)
+        ux, uy = math.cos(math.radians(flip + skew)), math.sin(math.radians(flip + skew))
+        for j, card in enumerate(row):
+            off = (j - 2.5) * (w + gap)
+            L.add("rox_card", card["centre"], off * ux + rng.normal(0, 0.8),
+                  y + off * uy + rng.normal(0, 0.8), flip + skew + rng.normal(0, 1.2),
+                  edge=dict(card["edge"]), owner=p, cell=[j])
+        seats.append((-ux * 4.2 * w, y - uy * 4.2 * w, flip + 90.0, 10 + i))
+    for k, value in enumerate(setup.state["scoring_cards"]):
+        L.add("rox_scoring", str(value), 4.4 * w, (k - (len(setup.state["scoring_cards"]) - 1)
+              / 2) * 75.0, rng.normal(0, 8))
+    return seats
+
+
+def _layout_nummix(setup: GameSetup, L: _Layout) -> list[tuple[float, float, float, int]]:
+    rng = L.rng
+    grid = [row.split(" ") for row in setup.state["grid"]]
+    tw, th = PIECE_MM["nummix_tile"]
+    # blocks of rows separated by empty rows become separate grids on the table
+    blocks: list[list[int]] = []
+    current: list[int] = []
+    for r, row in enumerate(grid):
+        if all(t == "." for t in row):
+            if current:
+                blocks.append(current)
+                current = []
+        else:
+            current.append(r)
+    if current:
+        blocks.append(current)
+    separate = rng.random() < 0.6
+    base_angle = rng.uniform(0, 360) if not separate else 0.0
+    y_cursor = 0.0
+    for b in blocks:
+        angle = base_angle + (rng.normal(0, 12) if separate else 0.0)
+        ox = rng.uniform(-60, 60) if separate else 0.0
+        oy = y_cursor
+        gap = rng.uniform(0.2, 1.2)
+        a = math.radians(angle)
+        ca, sa = math.cos(a), math.sin(a)
+        for r in b:
+            for c, t in enumerate(grid[r]):
+                if t == ".":
+                    continue
+                lx = c * (tw + gap)
+                ly = (r - b[0]) * (th + gap)
+                x = ox + lx * ca - ly * sa + rng.normal(0, 0.4)
+                y = oy + lx * sa + ly * ca + rng.normal(0, 0.4)
+                L.add("nummix_tile", t, x, y, angle + rng.normal(0, 1.5), cell=[r, c])
+        y_cursor += len(b) * (th + 1) + (rng.uniform(25, 70) if separate else th + gap)
+    if not separate:  # one rigid grid rotated as a whole
+        turn = rng.uniform(0, 360)
+        pts = np.vstack([p.corners[:, :2] for p in L.items])
+        centre = pts.mean(axis=0)
+        a = math.radians(turn)
+        rot = np.array([[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]])
+        for p in L.items:
+            p.corners[:, :2] = (p.corners[:, :2] - centre) @ rot + centre
+    # a rack with standing tiles, seen at an angle
+    rack = setup.extra.get("rack", [])
+    if rack and rng.random() < 0.6:
+        pts = np.vstack([p.corners[:, :2] for p in L.items])
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        ry = hi[1] + rng.uniform(60, 120)
+        rx0 = (lo[0] + hi[0]) / 2 - len(rack) * (tw + 1) / 2
+        rack_h, lean = 14.0, math.radians(rng.uniform(10, 25))
+        length = len(rack) * (tw + 1) + 20
+        base = np.array([[rx0 - 10, ry - 8, 0], [rx0 - 10 + length, ry - 8, 0],
+                         [rx0 - 10 + length, ry + 22, 0], [rx0 - 10, ry + 22, 0]])
+        top = base.copy()
+        top[:, 2] = -rack_h
+        L.extras.append(np.vstack([base, top]))
+        for k, t in enumerate(rack):
+            x0 = rx0 + k * (tw + 1)
+            y_back = ry + th * math.sin(lean)
+            z_top = -rack_h - th * math.cos(lean)
+            corners = np.array([[x0, y_back, z_top], [x0 + tw, y_back, z_top],
+                                [x0 + tw, ry, -rack_h], [x0, ry, -rack_h]])
+            pl = L.add("nummix_tile", t, 0, 0, 0, corners=corners, owner="rack")
+            pl.truth.extra["standing"] = True
+            pl.thickness = 0.0
+            pl.shadow = False
+    return []
+
+
+def _layout_qwixx(setup: GameSetup, L: _Layout) -> list[tuple[float, float, float, int]]:
+    rng = L.rng
+    sheets = setup.state["sheets"]
+    seats = []
+    sw, sh = PIECE_MM["qwixx_sheet"]
+    n = len(sheets)
+    for i, (p, sheet) in enumerate(sheets.items()):
+        x = (i - (n - 1) / 2) * (sw + rng.uniform(20, 50))
+        y = 130.0
+        ang = rng.normal(0, 6)
+        L.add("qwixx_sheet", p, x, y, ang, owner=p, sheet=sheet)
+        seats.append((x, y + sh / 2 + 60, ang, 10 + i))
+        if p == setup.state["play"]["player"]:
+            for k, c in enumerate(setup.state["play"]["cards"]):
+                L.add("qwixx_card", c, x - 70 + k * 66 + rng.normal(0, 2), y - sh / 2 - 70,
+                      ang + rng.normal(0, 5), owner=p, extra={"played": True})
+    for k, c in enumerate(setup.extra.get("display", [])):
+        L.add("qwixx_card", c, (k - 1.5) * 68 + rng.normal(0, 2), -150 + rng.normal(0, 3),
+              rng.normal(0, 4), extra={"display": True})
+    return seats
+
+
+def _layout_catbox(setup: GameSetup, L: _Layout) -> list[tuple[float, float, float, int]]:
+    rng = L.rng
+    bw, bh = PIECE_MM["catbox_board"]
+    angle = rng.normal(0, 4)
+    board = L.add("catbox_board", "", 0, 0, angle)
+    corners = board.corners
+    tokens = setup.extra["tokens"]
+    z = corners[0, 2]
+    for (colour, number), player in catbox_board(setup.state).items():
+        r = CATBOX_ROWS.index(colour)
+        x0, y0, x1, y1 = catbox_cell_rect(bw, bh, r, number - 1)
+        u, v = (x0 + x1) / 2 / bw + rng.normal(0, 0.004), (y0 + y1) / 2 / bh + rng.normal(0, 0.01)
+        top = corners[0] + (corners[1] - corners[0]) * u
+        bottom = corners[3] + (corners[2] - corners[3]) * u
+        pt = top + (bottom - top) * v
+        L.add("token", tokens[player], pt[0], pt[1], rng.uniform(0, 360), z=z, owner=player,
+              cell=[colour, number])
+    for c in range(CATBOX_NUMBERS_MAX):
+        if c + 1 > setup.extra["numbers"]:  # unused columns: blocked with observed tokens
+            for r in range(4):
+                x0, y0, x1, y1 = catbox_cell_rect(bw, bh, r, c)
+                u, v = (x0 + x1) / 2 / bw, (y0 + y1) / 2 / bh
+                top = corners[0] + (corners[1] - corners[0]) * u
+                bottom = corners[3] + (corners[2] - corners[3]) * u
+                pt = top + (bottom - top) * v
+                L.add("token", "observed", pt[0], pt[1], rng.uniform(0, 360), z=z,
+                      cell=[CATBOX_ROWS[r], c + 1])
+    trick = setup.extra["trick"]
+    plays = setup.state["plays"]
+    for k, idx in enumerate(trick):
+        play = plays[idx]
+        L.add("catbox_card", str(play["card"]), (k - (len(trick) - 1) / 2) * 70,
+              bh / 2 + 80 + rng.normal(0, 5), rng.normal(0, 8), owner=play["player"],
+              extra={"declared": play["colour"], "play": idx})
+    return []
+
+
+CATBOX_NUMBERS_MAX = 9
+_LAYOUTS = {"nox": _layout_nox, "rox": _layout_rox, "nummix": _layout_nummix,
+            "qwixx": _layout_qwixx, "catbox": _layout_catbox}
+
+
+# --------------------------------------------------------------------------- rendering
+
+def render_scene(game: str, *, seed: int, difficulty: str = "normal", width: int = 1280,
+                 height: int = 720, legal: bool | None = None) -> Scene:
+    """Render one scene of ``game`` from ``seed`` (the same seed gives the same scene)."""
+    if game not in GAMES:
+        raise ValueError(f"unknown game {game!r} (games: {', '.join(GAMES)})")
+    fx = cam.effects(difficulty)
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), GAMES.index(game)]))
+    setup = make_state(game, rng, legal)
+    L = _Layout(rng)
+    seats = _LAYOUTS[game](setup, L)
+    markers_on = bool(rng.random() < 0.5)
+    bounds = np.vstack([p.corners[:, :2] for p in L.items])
+    marker_mm = 40.0
+    marker_items: list[tuple[int, np.ndarray]] = []
+    if markers_on:
+        lo, hi = bounds.min(axis=0) - 70, bounds.max(axis=0) + 70
+        for k, (x, y) in enumerate([(lo[0], lo[1]), (hi[0], lo[1]), (hi[0], hi[1]),
+                                    (lo[0], hi[1])]):
+            marker_items.append((k, _rect(x, y, marker_mm, marker_mm, 0.0)))
+        for sx, sy, ang, mid in seats:
+            marker_items.append((mid, _rect(sx, sy, marker_mm, marker_mm, ang)))
+        bounds = np.vstack([bounds] + [c[:, :2] for _, c in marker_items])
+    pose = cam.make_pose(rng, fx, bounds, width, height)
+
+    # the table
+    texture_kind = cam.TEXTURES[int(rng.integers(len(cam.TEXTURES)))]
+    tex = cam.table_texture(texture_kind, rng)
+    lo, hi = bounds.min(axis=0), bounds.max(axis=0)
+    span = float(max(hi - lo)) * 1.6 + 200
+    mm_per_texel = span / tex.shape[0] * rng.uniform(0.6, 1.0)
+    centre = (lo + hi) / 2
+    A = np.array([[mm_per_texel, 0, centre[0] - span / 2], [0, mm_per_texel,
+                                                            centre[1] - span / 2], [0, 0, 1]])
+    image = cv2.warpPerspective(tex, pose.H @ A, (width, height), flags=cv2.INTER_LINEAR,
+                                borderMode=cv2.BORDER_REFLECT)
+
+    # soft shadows of everything, cast on the table
+    shade = np.zeros((height // 4, width // 4), np.float32)
+    light_dir = rng.normal(0, 1, 2)
+    light_dir = light_dir / (np.linalg.norm(light_dir) + 1e-9)
+    for p in L.items:
+        if not p.shadow:
+            continue
+        lift = max(p.thickness, 1.0) + 2.0
+        foot = p.corners[:, :2] + light_dir * lift * 1.5
+        quad = pose.project(foot) / 4
+        cv2.fillConvexPoly(shade, np.round(quad * 16).astype(np.int32), 1.0, cv2.LINE_AA, 4)
+    for extra in L.extras:
+        hull = cv2.convexHull(pose.project(extra[:, :2] + light_dir * 10).astype(np.float32))
+        cv2.fillConvexPoly(shade, np.round(hull / 4 * 16).astype(np.int32), 1.0, cv2.LINE_AA, 4)
+    shade = cv2.GaussianBlur(shade, (0, 0), 2.5)
+    factor = cv2.resize(255.0 - 255.0 * fx.shadow * shade, (width, height),
+                        interpolation=cv2.INTER_LINEAR).astype(np.uint8)
+    image = cv2.multiply(image, cv2.cvtColor(factor, cv2.COLOR_GRAY2BGR), scale=1 / 255)
+
+    # racks and other furniture
+    for extra in L.extras:
+        img_pts = pose.project(extra)
+        hull = cv2.convexHull(img_pts.astype(np.float32)).astype(np.int32)
+        cv2.fillConvexPoly(image, hull, (32, 30, 30), cv2.LINE_AA)
+        topface = img_pts[4:].astype(np.int32)
+        cv2.fillConvexPoly(image, topface, (48, 46, 44), cv2.LINE_AA)
+
+    # the pieces, bottom to top, with an id buffer for visibility
+    ids = np.full((height, width), -1, np.int32)
+    areas: list[int] = []
+    for idx, p in enumerate(L.items):
+        areas.append(_draw_piece(image, ids, idx, p, pose, rng))
+    for mid, corners in marker_items:
+        _draw_marker(image, ids, mid, corners, pose)
+
+    # a hand entering the frame
+    hand_on = bool(rng.random() < fx.hand)
+    if hand_on:
+        hand_mask = _draw_hand(image, rng, width, height)
+        ids[hand_mask] = -2
+
+    # visibility
+    for idx, p in enumerate(L.items):
+        quad = p.truth.quad_img  # type: ignore[attr-defined]
+        x0, y0, x1, y1 = _bbox(quad, width, height)
+        seen = int(np.count_nonzero(ids[y0:y1, x0:x1] == idx)) if x1 > x0 and y1 > y0 else 0
+        frac = seen / areas[idx] if areas[idx] else 0.0
+        p.truth.visible_fraction = float(min(1.0, frac))
+        p.truth.covered = frac < 0.5
+        if hand_on:
+            p.truth.extra["under_hand"] = bool(
+                x1 > x0 and y1 > y0 and np.any(ids[y0:y1, x0:x1] == -2) and frac < 0.98)
+
+    # light, glare, lens, blur, noise
+    field_, light_params = cam.light_field(rng, fx, width, height)
+    img = image.astype(np.float32)
+    cv2.multiply(img, field_, dst=img)
+    n_glare = int(rng.integers(0, fx.glare + 1))
+    spots = cam.glare(rng, n_glare, width, height)
+    if spots is not None:
+        cv2.add(img, cv2.cvtColor(spots, cv2.COLOR_GRAY2BGR), dst=img)
+    k1 = round(float(rng.uniform(-fx.distortion, fx.distortion)), 2) if fx.distortion else 0.0
+    defocus = float(rng.uniform(0, fx.defocus))
+    motion = bool(rng.random() < fx.motion)
+    motion_len = int(rng.integers(3, 9)) if motion else 0
+    motion_angle = float(rng.uniform(0, math.pi))
+    sigma = float(rng.uniform(*fx.noise))
+    quality = int(rng.integers(fx.jpeg[0], fx.jpeg[1] + 1))
+    img = np.clip(img, 0, 255, out=img).astype(np.uint8)
+    if k1:
+        img = cam.distort(img, k1)
+    if defocus > 0.3:
+        img = cv2.GaussianBlur(img, (0, 0), defocus)
+    if motion_len:
+        img = cv2.filter2D(img, -1, cam.motion_kernel(motion_len, motion_angle))
+    img, sigma = cam.add_noise(img, rng, sigma)
+
+    all_quads = np.vstack([p.truth.quad_img for p in L.items]  # type: ignore[attr-defined]
+                          + [pose.project(c) for _, c in marker_items])
+    all_quads = cam.distort_points(all_quads, k1, width, height).reshape(-1, 4, 2)
+    pieces = []
+    for p, quad in zip(L.items, all_quads, strict=False):
+        p.truth.quad = [[float(x), float(y)] for x, y in quad]
+        del p.truth.quad_img  # type: ignore[attr-defined]
+        pieces.append(p.truth)
+    markers = []
+    for (mid, _), quad in zip(marker_items, all_quads[len(L.items):], strict=True):
+        markers.append({"id": mid, "quad": [[round(float(x), 2), round(float(y), 2)]
+                                            for x, y in quad]})
+    camera = {"tilt_deg": round(pose.tilt, 2), "yaw_deg": round(pose.yaw, 2),
+              "roll_deg": round(pose.roll, 2),
+              "projection": [[round(float(v), 6) for v in row] for row in pose.P],
+              "distortion_k1": k1, "texture": texture_kind, **light_params,
+              "glare_spots": n_glare, "hand": hand_on, "defocus_sigma": round(defocus, 3),
+              "motion_blur_px": motion_len, "noise_sigma": round(sigma, 3),
+              "jpeg_quality": quality, "markers": markers_on}
+    return Scene(game, int(seed), difficulty, img, pieces, setup.state, setup.verdict, camera,
+                 markers)
+
+
+def _bbox(quad: np.ndarray, width: int, height: int) -> tuple[int, int, int, int]:
+    x0 = max(0, int(math.floor(quad[:, 0].min())) - 1)
+    y0 = max(0, int(math.floor(quad[:, 1].min())) - 1)
+    x1 = min(width, int(math.ceil(quad[:, 0].max())) + 2)
+    y1 = min(height, int(math.ceil(quad[:, 1].max())) + 2)
+    return x0, y0, x1, y1
+
+
+def _face_height(quad: np.ndarray) -> int:
+    side = max(np.linalg.norm(quad[3] - quad[0]), np.linalg.norm(quad[2] - quad[1]))
+    want = side * 1.3
+    for b in SIZE_BUCKETS:
+        if b >= want:
+            return b
+    return SIZE_BUCKETS[-1]
+
+
+def _draw_piece(image: np.ndarray, ids: np.ndarray, idx: int, p: Placed, pose: cam.Pose,
+                rng: np.random.Generator) -> int:
+    """Warp one piece onto the frame (with its side if it is thick); returns its area."""
+    height, width = image.shape[:2]
+    quad = pose.project(p.corners)
+    p.truth.quad_img = quad  # type: ignore[attr-defined]
+    x0, y0, x1, y1 = _bbox(quad, width, height)
+    if p.thickness >= 1.0:  # the piece's side, seen below its top face
+        bottom = p.corners.copy()
+        bottom[:, 2] += p.thickness
+        both = np.vstack([pose.project(bottom), quad]).astype(np.float32)
+        hull = cv2.convexHull(both)
+        side_colour = (150, 165, 175) if p.kind == "nummix_tile" else (60, 60, 60)
+        if p.kind == "token":
+            side_colour = tuple(int(c * 0.6) for c in _mean_colour(p, rng))
+        cv2.fillConvexPoly(image, np.round(hull * 16).astype(np.int32), side_colour,
+                           cv2.LINE_AA, 4)
+        bx0, by0, bx1, by1 = _bbox(hull.reshape(-1, 2), width, height)
+        region = ids[by0:by1, bx0:bx1]
+        side_mask = np.zeros(region.shape, np.uint8)
+        cv2.fillConvexPoly(side_mask, np.round(hull.reshape(-1, 2) - [bx0, by0]).astype(
+            np.int32), 1)
+        region[side_mask > 0] = -3
+    if x1 <= x0 or y1 <= y0:
+        return 0
+    face, alpha = render_piece_rgba(p.kind, p.label, rng=rng, look=p.look,
+                                    height_px=_face_height(quad), edge=p.truth.edge,
+                                    sheet=p.sheet)
+    fh, fw = face.shape[:2]
+    src = np.array([[0, 0], [fw, 0], [fw, fh], [0, fh]], np.float32)
+    dst = (quad - np.array([x0, y0])).astype(np.float32)
+    M = cv2.getPerspectiveTransform(src, dst)
+    size = (x1 - x0, y1 - y0)
+    warped = cv2.warpPerspective(face, M, size, flags=cv2.INTER_LINEAR,
+                                 borderMode=cv2.BORDER_REPLICATE)
+    a = cv2.warpPerspective(alpha, M, size, flags=cv2.INTER_LINEAR,
+                            borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    roi = image[y0:y1, x0:x1]
+    af = a.astype(np.float32)[:, :, None] / 255.0
+    roi[:] = (warped.astype(np.float32) * af + roi.astype(np.float32) * (1 - af)).astype(np.uint8)
+    inside = a > 127
+    ids[y0:y1, x0:x1][inside] = idx
+    # area of the whole face even where it leaves the frame
+    full = abs(cv2.contourArea(quad.astype(np.float32)))
+    clipped = int(np.count_nonzero(inside))
+    return max(clipped, 1) if full < 1 else int(max(full * float(np.mean(alpha) / 255.0), 1))
+
+
+def _mean_colour(p: Placed, rng: np.random.Generator) -> tuple[float, float, float]:
+    face, _ = render_piece_rgba(p.kind, p.label, rng=rng, look=p.look, height_px=40)
+    m = face.reshape(-1, 3).mean(axis=0)
+    return float(m[0]), float(m[1]), float(m[2])
+
+
+def _draw_marker(image: np.ndarray, ids: np.ndarray, mid: int, corners: np.ndarray,
+                 pose: cam.Pose) -> None:
+    """An ArUco marker (DICT_4X4_50) on a white card, as calibration/ prints them."""
+    quad = pose.project(corners)
+    height, width = image.shape[:2]
+    x0, y0, x1, y1 = _bbox(quad, width, height)
+    if x1 <= x0 or y1 <= y0:
+        return
+    marker = _marker_image(mid)
+    fh, fw = marker.shape[:2]
+    src = np.array([[0, 0], [fw, 0], [fw, fh], [0, fh]], np.float32)
+    M = cv2.getPerspectiveTransform(src, (quad - [x0, y0]).astype(np.float32))
+    size = (x1 - x0, y1 - y0)
+    warped = cv2.warpPerspective(marker, M, size, flags=cv2.INTER_LINEAR)
+    a = cv2.warpPerspective(np.full((fh, fw), 255, np.uint8), M, size, flags=cv2.INTER_LINEAR)
+    af = a.astype(np.float32)[:, :, None] / 255.0
+    roi = image[y0:y1, x0:x1]
+    roi[:] = (warped.astype(np.float32) * af + roi.astype(np.float32) * (1 - af)).astype(np.uint8)
+    ids[y0:y1, x0:x1][a > 127] = -4
+
+
+_MARKERS: dict[int, np.ndarray] = {}
+
+
+def _marker_image(mid: int) -> np.ndarray:
+    if mid not in _MARKERS:
+        d = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+        m = cv2.aruco.generateImageMarker(d, mid, 120)
+        m = cv2.copyMakeBorder(m, 30, 30, 30, 30, cv2.BORDER_CONSTANT, value=255)
+        _MARKERS[mid] = cv2.cvtColor(m, cv2.COLOR_GRAY2BGR)
+    return _MARKERS[mid]
+
+
+def _draw_hand(image: np.ndarray, rng: np.random.Generator, width: int, height: int
+               ) -> np.ndarray:
+    """A hand-like occluder (palm and fingers) entering from an edge; returns its mask.
+    Drawn at a quarter of the resolution (it is soft anyway) and scaled up."""
+    q = 4
+    sw, sh = width // q, height // q
+    mask = np.zeros((sh, sw), np.uint8)
+    edge = int(rng.integers(4))
+    t = rng.uniform(0.2, 0.8)
+    s = min(sw, sh) * rng.uniform(0.18, 0.3)
+    entry = [(t * sw, -s * 0.2), (sw + s * 0.2, t * sh), (t * sw, sh + s * 0.2),
+             (-s * 0.2, t * sh)][edge]
+    inward = [(0, 1), (-1, 0), (0, -1), (1, 0)][edge]
+    ang = math.atan2(inward[1], inward[0]) + rng.normal(0, 0.35)
+    d = np.array([math.cos(ang), math.sin(ang)])
+    n = np.array([-d[1], d[0]])
+    palm = np.array(entry) + d * s * 0.9
+
+    def P(v: np.ndarray) -> tuple[int, int]:
+        return int(v[0] * 16), int(v[1] * 16)
+
+    cv2.ellipse(mask, P(palm), (int(s * 0.75 * 16), int(s * 0.55 * 16)),
+                math.degrees(ang), 0, 360, 255, -1, cv2.LINE_AA, 4)
+    arm_end = np.array(entry) - d * s
+    cv2.line(mask, P(arm_end), P(palm), 255, max(1, int(s * 0.9)), cv2.LINE_AA, 4)
+    for k in range(4):
+        base = palm + d * s * 0.5 + n * s * (k - 1.5) * 0.28
+        tip = base + d * s * rng.uniform(0.45, 0.75) + n * s * (k - 1.5) * 0.08
+        cv2.line(mask, P(base), P(tip), 255, max(2, int(s * 0.18)), cv2.LINE_AA, 4)
+    thumb = palm + n * s * 0.55
+    tip = thumb + (d * 0.4 + n * 0.6) * s * 0.6
+    cv2.line(mask, P(thumb), P(tip), 255, max(2, int(s * 0.2)), cv2.LINE_AA, 4)
+    skin = np.array([rng.uniform(90, 170), rng.uniform(120, 190), rng.uniform(160, 235)],
+                    np.float32)
+    small = mask.astype(np.float32) / 255.0
+    shadow_small = cv2.GaussianBlur(np.roll(small, (int(s * 0.15), int(s * 0.1)), axis=(0, 1)),
+                                    (0, 0), max(1.0, s * 0.12))
+    shading_small = 0.85 + 0.15 * cv2.GaussianBlur(small, (0, 0), max(1.0, s * 0.2))
+    up = (width, height)
+    soft = cv2.resize(small, up, interpolation=cv2.INTER_LINEAR)
+    keep = 1.0 - soft
+    keep *= 1.0 - 0.45 * cv2.resize(shadow_small, up, interpolation=cv2.INTER_LINEAR)
+    hand_w = soft * cv2.resize(shading_small, up, interpolation=cv2.INTER_LINEAR)
+    img = image.astype(np.float32)
+    img *= keep[:, :, None]
+    img += hand_w[:, :, None] * skin[None, None, :]
+    image[:] = np.clip(img, 0, 255).astype(np.uint8)
+    return soft > 0.5
