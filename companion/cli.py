@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "companion.commands.check",
     "companion.benchmarks",
     "companion.commands.calibrate",
+    "companion.commands.synth",
 )
 
 

@@ -70,8 +70,8 @@ def table_texture(kind: str, rng: np.random.Generator, size: int = 384) -> np.nd
         base = np.array(_pick(rng, [(40, 80, 130), (60, 105, 160), (30, 55, 95), (85, 140, 190)]),
                         np.float32)
         freq = rng.uniform(18, 45)
-        warp = noise(48) * 0.08 + noise(12) * 0.01
-        grain = np.sin((yy + warp) * freq * math.pi)
+        warp = noise(96) * 0.02 + noise(24) * 0.004 + xx * rng.uniform(-0.1, 0.1)
+        grain = np.sin((yy + warp) * freq * math.pi) * 0.6 + 0.4 * noise(6)
         fine = noise(3) * 0.25
         shade = 1.0 + 0.12 * grain + 0.06 * fine
         img = base[None, None, :] * shade[:, :, None]
@@ -86,7 +86,7 @@ def table_texture(kind: str, rng: np.random.Generator, size: int = 384) -> np.nd
         base = np.array(_pick(rng, [(225, 225, 222), (180, 182, 185), (90, 92, 95),
                                     (200, 205, 210)]), np.float32)
         veins = np.abs(noise(40) + 0.5 * noise(16))
-        shade = 1.0 - 0.25 * np.exp(-veins * 12.0) + 0.04 * noise(4)
+        shade = 1.0 - 0.12 * np.exp(-veins * 25.0) + 0.03 * noise(4) + 0.04 * noise(48)
         img = base[None, None, :] * shade[:, :, None]
     else:
         base = np.array(_pick(rng, [(200, 200, 200), (120, 130, 140), (170, 190, 200),

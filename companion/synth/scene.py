@@ -27,7 +27,7 @@ from companion.synth.pieces import (
 )
 from companion.synth.states import GAMES, GameSetup, catbox_board, make_state
 
-THICKNESS_MM = {"nummix_tile": 6.0, "token": 4.0, "rox_card": 0.4, "qwixx_sheet": 0.1,
+THICKNESS_MM = {"nummix_tile": 6.0, "token": 0.9, "rox_card": 0.4, "qwixx_sheet": 0.1,
                 "catbox_board": 2.0}
 SIZE_BUCKETS = (40, 56, 80, 112, 160, 224, 320, 448, 640)
 
@@ -148,7 +148,7 @@ def _layout_nox(setup: GameSetup, L: _Layout) -> list[tuple[float, float, float,
     players = setup.state["players"]
     seats = []
     n = len(players)
-    radius = 150 + 75 * n
+    radius = 110 + 45 * n
     for i, (p, ang) in enumerate(zip(players, _seat_angles(n, rng), strict=True)):
         a = math.radians(ang)
         # the kitty lies in front of its player, reading upright for them
