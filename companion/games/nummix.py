@@ -144,26 +144,27 @@ class NummixGame:
         return plays
 
     def check_play(self, state: NummixState, play: NummixPlay) -> tuple[Violation, ...]:
+        return self._judge(state, play)[0]
+
+    def _judge(self, state: NummixState, play: NummixPlay
+               ) -> tuple[tuple[Violation, ...], TurnVerdict | None]:
         if state.over:
-            return (violation("nummix.turn", "the game is over", player=play.player),)
+            return (violation("nummix.turn", "the game is over", player=play.player),), None
         current = state.players[state.turn]
         if play.player != current:
             return (violation("nummix.turn", f"it is {current}'s turn, not {play.player}'s",
-                              player=play.player),)
+                              player=play.player),), None
         verdict = check_turn(state.cells(), dict(play.table), state.rack_of(current),
                              pending=state.pending[state.turn], passed=play.passed,
                              first_play=not state.table)
-        return verdict.violations
+        return verdict.violations, verdict
 
     def apply(self, state: NummixState, play: NummixPlay) -> NummixState:
         """Lay, pass jokers on, draw one tile unless done (RULES.md 4, Turn and End)."""
-        problems = self.check_play(state, play)
-        if problems:
+        problems, verdict = self._judge(state, play)
+        if problems or verdict is None:
             raise IllegalPlay(problems)
         me = state.turn
-        verdict = check_turn(state.cells(), dict(play.table), state.racks[me],
-                             pending=state.pending[me], passed=play.passed,
-                             first_play=not state.table)
         racks = [Counter(r) for r in state.racks]
         racks[me] = Counter(verdict.rack_left)
         pending = list(state.pending)
@@ -245,7 +246,7 @@ class NummixGame:
         table = check_table(grid.cells)
         violations = list(supply_violations(Counter(grid.cells.values()) + Counter(rack),
                                             "the table and the rack"
-                                            if rack else "the table"))
+                                            if rack else "the table", grid.cells))
         violations += table.violations
         out: dict[str, JSON] = {"game": "nummix", "valid": not violations,
                                 "violations": [v.to_json() for v in violations]}

@@ -207,18 +207,19 @@ class Line:
 def find_lines(cells: Mapping[Cell, str]) -> tuple[list[Line], list[Cell]]:
     """Every construct (maximal line of >= 2 tiles) and every tile with no neighbour."""
     lines: list[Line] = []
+    in_line: set[Cell] = set()
+    order = sorted(cells)
     for horizontal in (True, False):
         dr, dc = (0, 1) if horizontal else (1, 0)
-        for (r, c) in sorted(cells):
-            if (r - dr, c - dc) in cells:
+        for (r, c) in order:
+            if (r - dr, c - dc) in cells or (r + dr, c + dc) not in cells:
                 continue
             run = [(r, c)]
             while (run[-1][0] + dr, run[-1][1] + dc) in cells:
                 run.append((run[-1][0] + dr, run[-1][1] + dc))
-            if len(run) >= 2:
-                lines.append(Line(tuple(run), horizontal))
-    lone = [p for p in sorted(cells) if not any(
-        (p[0] + a, p[1] + b) in cells for a, b in ((0, 1), (0, -1), (1, 0), (-1, 0)))]
+            lines.append(Line(tuple(run), horizontal))
+            in_line.update(run)
+    lone = [p for p in order if p not in in_line]
     return lines, lone
 
 
@@ -451,14 +452,17 @@ def check_table(cells: Mapping[Cell, str]) -> TableVerdict:
     return TableVerdict(tuple(constructs), tuple(violations), assignment)
 
 
-def supply_violations(counts: Counter[str], where: str) -> list[Violation]:
-    """``nummix.tiles``: more copies of a tile than the set has."""
+def supply_violations(counts: Counter[str], where: str,
+                      cells: Mapping[Cell, str] | None = None) -> list[Violation]:
+    """``nummix.tiles``: more copies of a tile than the set has (naming the table
+    ``cells`` that hold it, when given)."""
     out = []
     for tile, n in sorted(counts.items()):
         if n > SUPPLY[tile]:
             out.append(violation(
                 "nummix.tiles", f"{n} x {describe_tile(tile)} in {where}, but the set has "
-                f"only {SUPPLY[tile]}", tile=tile, count=n))
+                f"only {SUPPLY[tile]}", tile=tile, count=n,
+                cells=tile_cells(cells, tile) if cells else None))
     return out
 
 
@@ -489,8 +493,8 @@ def check_turn(before: Mapping[Cell, str], after: Mapping[Cell, str], rack: Sequ
     hand on (``passed``). ``first_play`` defaults to "the table was empty"."""
     violations: list[Violation] = []
     b, a, r = Counter(before.values()), Counter(after.values()), Counter(rack)
-    violations += supply_violations(b + r, "the table before the turn and the rack")
-    violations += supply_violations(a, "the table after the turn")
+    violations += supply_violations(b + r, "the table before the turn and the rack", before)
+    violations += supply_violations(a, "the table after the turn", after)
     for tile, n in sorted((b - a).items()):
         violations.append(violation(
             "nummix.kept", f"{n} x {describe_tile(tile)} left the table; tiles on the table "

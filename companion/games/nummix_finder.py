@@ -26,11 +26,11 @@ from companion.games.nummix_core import (
     MAX_RUN,
     MIN_CONSTRUCT,
     Cell,
+    TableVerdict,
     TurnVerdict,
     Value,
     check_table,
     check_turn,
-    find_lines,
     is_joker,
     joker_colours,
     line_options,
@@ -217,28 +217,24 @@ def rack_groups(rack: Counter[str], number: int | None = None,
 # --- the steps ---------------------------------------------------------------------------
 
 
-def _values(cells: Mapping[Cell, str]) -> dict[Cell, Value]:
-    assignment = check_table(cells).assignment
+def _values(cells: Mapping[Cell, str], verdict: TableVerdict) -> dict[Cell, Value]:
+    """What every table tile stands for (jokers as solved by the checker)."""
+    assignment = verdict.assignment
     return {p: assignment[p] if is_joker(t) else tile_value(t)
             for p, t in cells.items() if not is_joker(t) or p in assignment}
 
 
-def _lines(cells: Mapping[Cell, str], vals: Mapping[Cell, Value]
-           ) -> list[tuple[tuple[Cell, ...], bool, str]]:
+Lines = list[tuple[tuple[Cell, ...], bool, str]]
+
+
+def _lines(verdict: TableVerdict) -> Lines:
     """Every construct with its direction and kind (run or group)."""
-    out = []
-    for line in find_lines(cells)[0]:
-        if not all(p in vals for p in line.cells):
-            continue
-        v = [vals[p] for p in line.cells]
-        kind = "run" if len({x[0] for x in v}) == 1 else "group"
-        out.append((line.cells, line.horizontal, kind))
-    return out
+    return [(c.cells, c.horizontal, c.kind) for c in verdict.constructs if c.valid]
 
 
-def _extend_steps(cells: Mapping[Cell, str], vals: Mapping[Cell, Value],
+def _extend_steps(cells: Mapping[Cell, str], vals: Mapping[Cell, Value], lines: Lines,
                   rack: Counter[str]) -> Iterator[Step]:
-    for line, horizontal, kind in _lines(cells, vals):
+    for line, horizontal, kind in lines:
         dr, dc = (0, 1) if horizontal else (1, 0)
         first, last = line[0], line[-1]
         if kind == "run":
@@ -271,10 +267,15 @@ def _new_steps(cells: Mapping[Cell, str], rack: Counter[str]) -> Iterator[Step]:
         yield Step("new", tiles, tuple(_lay(origin, tiles)))
 
 
-def _through(value: Value, rack: Counter[str], minimum: int
-             ) -> Iterator[tuple[list[str], list[str]]]:
+Through = dict[Value, list[tuple[list[str], list[str]]]]
+
+
+def _through(value: Value, rack: Counter[str], cache: Through
+             ) -> list[tuple[list[str], list[str]]]:
     """Rack tiles to lay before and after a tile of ``value`` so that the three make a
     run or a group with at least ``minimum`` rack tiles; largest first."""
+    if value in cache:
+        return cache[value]
     colour, n = value
     pool = Counter(rack)
     before = _chain(pool, colour, n, -1, MAX_RUN - 1)
@@ -282,23 +283,24 @@ def _through(value: Value, rack: Counter[str], minimum: int
     options: list[tuple[list[str], list[str]]] = []
     for u in range(len(before) + 1):
         for d in range(len(after) + 1):
-            if u + d >= minimum:
+            if u + d >= MIN_CONSTRUCT - 1:
                 options.append((before[:u][::-1], after[:d]))
     for group in rack_groups(rack, n, colour):
         for u in range(len(group) + 1):
             options.append((group[:u], group[u:]))
     options.sort(key=lambda o: -(len(o[0]) + len(o[1])))
-    yield from options
+    cache[value] = options
+    return options
 
 
 def _cross_steps(cells: Mapping[Cell, str], vals: Mapping[Cell, Value],
-                 rack: Counter[str]) -> Iterator[Step]:
+                 rack: Counter[str], cache: Through) -> Iterator[Step]:
     for p, value in vals.items():
         for horizontal in (False, True):
             if len(_segment(cells, p, horizontal)) > 1:
                 continue
             dr, dc = (0, 1) if horizontal else (1, 0)
-            for before, after in _through(value, rack, MIN_CONSTRUCT - 1):
+            for before, after in _through(value, rack, cache):
                 changes = [((p[0] - dr * (len(before) - i), p[1] - dc * (len(before) - i)), t)
                            for i, t in enumerate(before)]
                 changes += [((p[0] + dr * (i + 1), p[1] + dc * (i + 1)), t)
@@ -306,10 +308,10 @@ def _cross_steps(cells: Mapping[Cell, str], vals: Mapping[Cell, Value],
                 yield Step("cross", tuple(before + after), tuple(changes))
 
 
-def _split_steps(cells: Mapping[Cell, str], vals: Mapping[Cell, Value],
+def _split_steps(cells: Mapping[Cell, str], vals: Mapping[Cell, Value], lines: Lines,
                  rack: Counter[str]) -> Iterator[Step]:
     origin = _free_origin(cells)
-    for line, horizontal, kind in _lines(cells, vals):
+    for line, horizontal, kind in lines:
         if kind != "run" or len(line) < 2 * MIN_CONSTRUCT - 1:
             continue
         dr, dc = (0, 1) if horizontal else (1, 0)
@@ -330,11 +332,11 @@ def _split_steps(cells: Mapping[Cell, str], vals: Mapping[Cell, Value],
             yield Step("split", (tile,), tuple(away))
 
 
-def _removable(cells: Mapping[Cell, str], vals: Mapping[Cell, Value]) -> list[Cell]:
+def _removable(lines: Lines) -> list[Cell]:
     """Table tiles that may come off without breaking their line (checked again later):
     ends of runs and groups of 4 or more, and middles of runs of 7 or more."""
     out = []
-    for line, _, kind in _lines(cells, vals):
+    for line, _, kind in lines:
         if len(line) > MIN_CONSTRUCT:
             out += [line[0], line[-1]]
         if kind == "run":
@@ -342,15 +344,15 @@ def _removable(cells: Mapping[Cell, str], vals: Mapping[Cell, Value]) -> list[Ce
     return sorted(set(out))
 
 
-def _take_steps(cells: Mapping[Cell, str], vals: Mapping[Cell, Value],
-                rack: Counter[str]) -> Iterator[Step]:
+def _take_steps(cells: Mapping[Cell, str], vals: Mapping[Cell, Value], lines: Lines,
+                rack: Counter[str], cache: Through) -> Iterator[Step]:
     origin = _free_origin(cells)
-    spare = _removable(cells, vals)
+    spare = _removable(lines)
     by_value: dict[Value, list[Cell]] = {}
     for p in spare:
         by_value.setdefault(vals[p], []).append(p)
     for p in spare:  # one table tile and two or more rack tiles
-        for before, after in _through(vals[p], rack, MIN_CONSTRUCT - 1):
+        for before, after in _through(vals[p], rack, cache):
             tiles = before + [cells[p]] + after
             yield Step("take", tuple(before + after), ((p, None), *_lay(origin, tiles)))
     for tile in sorted(+rack, key=tile_key):  # two table tiles and one rack tile
@@ -375,25 +377,31 @@ def _take_steps(cells: Mapping[Cell, str], vals: Mapping[Cell, Value],
                     yield Step("take", (tile,), ((pa, None), (pb, None), *_lay(origin, trio)))
 
 
-def _candidates(cells: Mapping[Cell, str], rack: Counter[str],
+def _candidates(cells: Mapping[Cell, str], verdict: TableVerdict, rack: Counter[str],
                 kinds: Sequence[str]) -> list[Step]:
-    vals = _values(cells)
+    vals = _values(cells, verdict)
+    lines = _lines(verdict)
+    cache: Through = {}
     steps: list[Step] = []
     if "extend" in kinds:
-        steps += _extend_steps(cells, vals, rack)
+        steps += _extend_steps(cells, vals, lines, rack)
     if "new" in kinds:
         steps += _new_steps(cells, rack)
     if "cross" in kinds:
-        steps += _cross_steps(cells, vals, rack)
+        steps += _cross_steps(cells, vals, rack, cache)
     if "split" in kinds:
-        steps += _split_steps(cells, vals, rack)
+        steps += _split_steps(cells, vals, lines, rack)
     if "take" in kinds:
-        steps += _take_steps(cells, vals, rack)
+        steps += _take_steps(cells, vals, lines, rack, cache)
     steps.sort(key=lambda s: (-len(s.used), KIND_ORDER.index(s.kind)))
     return steps
 
 
-def _apply(cells: Mapping[Cell, str], s: Step) -> dict[Cell, str]:
+def _apply(cells: Mapping[Cell, str], s: Step) -> dict[Cell, str] | None:
+    """The table after a step; None if the step would lay a tile on an occupied cell."""
+    vacated = {p for p, t in s.changes if t is None}
+    if any(t is not None and p in cells and p not in vacated for p, t in s.changes):
+        return None
     out = dict(cells)
     for p, _ in s.changes:
         out.pop(p, None)
@@ -414,20 +422,22 @@ def find_play(before: Mapping[Cell, str], rack: Sequence[str],
                             None)
     pool = Counter(rack)
     cells = dict(before)
+    verdict = start
     steps: list[Step] = []
     while +pool:
         first = not cells
-        options = _candidates(cells, pool, ("new",) if first else kinds)
+        options = _candidates(cells, verdict, pool, ("new",) if first else kinds)
         chosen = None
         for s in options:
             if Counter(s.used) - pool:
                 continue
             after = _apply(cells, s)
-            if not _locally_valid(after, [p for p, _ in s.changes]):
+            if after is None or not _locally_valid(after, [p for p, _ in s.changes]):
                 continue
-            if not check_table(after).valid:
+            checked = check_table(after)
+            if not checked.valid:
                 continue
-            chosen, cells = s, after
+            chosen, cells, verdict = s, after, checked
             break
         if chosen is None:
             break
@@ -439,11 +449,11 @@ def find_play(before: Mapping[Cell, str], rack: Sequence[str],
         return FinderResult(False, before, before, (), (), "no play of the kinds searched: "
                             + ", ".join(kinds), None)
     used = tuple(sorted((Counter(rack) - pool).elements(), key=tile_key))
-    verdict = check_turn(before, cells, rack)
-    if not verdict.valid:  # never expected: every step was checked
+    final = check_turn(before, cells, rack)
+    if not final.valid:  # never expected: every step was checked
         return FinderResult(False, before, before, (), (), "internal: the play found "
-                            "did not pass the checker", verdict)
-    return FinderResult(True, before, cells, tuple(steps), used, "", verdict)
+                            "did not pass the checker", final)
+    return FinderResult(True, before, cells, tuple(steps), used, "", final)
 
 
 def can_lay(table: Mapping[Cell, str], rack: Sequence[str]) -> bool:
