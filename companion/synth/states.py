@@ -312,18 +312,24 @@ def _nummix(rng: np.random.Generator, legal: bool) -> GameSetup:
             t1, t2 = _free_tiles(pool, rng, 2)
             grid.append([t1, t2] + ["."] * (width - 2))
             rules.append("nummix.size")
-        elif kind == "run":
-            c = _pick(rng, NUMMIX_COLOURS)
-            n = int(rng.integers(1, 14))
-            seq = [f"{c}{n}", f"{c}{n + 1}", f"{c}{n + 3}"]
-            grid.append(seq + ["."] * (width - 3))
-            rules.append("nummix.run")
         else:
-            n = int(rng.integers(1, 18))
-            c1, c2 = rng.choice(list(NUMMIX_COLOURS), size=2, replace=False)
-            seq = [f"{c1}{n}", f"{c2}{n}", f"{c1}{n}"]
+            for _ in range(200):  # tiles the set still has (nummix.tiles)
+                n = int(rng.integers(1, 15))
+                if kind == "run":
+                    c = _pick(rng, NUMMIX_COLOURS)
+                    seq = [f"{c}{n}", f"{c}{n + 1}", f"{c}{n + 3}"]
+                else:
+                    c1, c2 = rng.choice(list(NUMMIX_COLOURS), size=2, replace=False)
+                    seq = [f"{c1}{n}", f"{c2}{n}", f"{c1}{n}"]
+                need: dict[str, int] = {}
+                for t in seq:
+                    need[t] = need.get(t, 0) + 1
+                if all(pool[t] >= k for t, k in need.items()):
+                    break
+            for t in seq:
+                pool[t] -= 1
             grid.append(seq + ["."] * (width - 3))
-            rules.append("nummix.group")
+            rules.append(f"nummix.{kind}")
         grid.append(["."] * width)
     while grid and all(t == "." for t in grid[-1]):
         grid.pop()
