@@ -18,8 +18,12 @@ from companion.games.base import (
     IllegalPlay,
     InputError,
     Violation,
+    check_player,
     expect,
     optional,
+    per_player,
+    read_players,
+    require,
     violation,
 )
 from companion.games.nummix_core import (
@@ -234,10 +238,13 @@ class NummixGame:
     # --- the JSON contract ---------------------------------------------------------------
 
     def check_document(self, doc: Mapping[str, JSON]) -> dict[str, JSON]:
-        """A table (``grid``, optionally with a ``rack``) or a turn (``before``,
-        ``after``, ``rack``, optionally ``pending``/``passed`` jokers and ``player``)."""
+        """A table (``grid``, optionally with a ``rack``), a turn (``before``, ``after``,
+        ``rack``, optionally ``pending``/``passed`` jokers and ``player``) or a game
+        position (``players``, ``grid``, ``racks``, ``bag``, optionally ``done``)."""
         if "before" in doc or "after" in doc:
             return self._check_turn_doc(doc)
+        if "racks" in doc:
+            return self._check_position_doc(doc)
         if "grid" not in doc:
             raise InputError("grid", "missing: give a table as grid, or a turn as before, "
                              "after and rack")
@@ -284,6 +291,55 @@ class NummixGame:
         summary.append(f"{player} lays {', '.join(verdict.laid) or 'nothing'}; "
                        f"{len(verdict.rack_left)} tiles left"
                        + (" (done)" if out["done"] else ""))
+        out["summary"] = summary
+        return out
+
+    def _check_position_doc(self, doc: Mapping[str, JSON]) -> dict[str, JSON]:
+        """Who is done, whether the game is over (RULES.md 4, End) and the placings."""
+        players = read_players(doc, low=self.min_players, high=self.max_players)
+        grid = parse_grid(require(doc, "grid", list), "grid")
+        table = per_player(doc, "racks", players, complete=True)
+        racks = {p: parse_rack(table[p], f"racks.{p}") for p in players}
+        bag = require(doc, "bag", int)
+        if bag < 0:
+            raise InputError("bag", "the number of tiles in the bag cannot be negative")
+        done = [check_player(p, players, f"done[{i}]")
+                for i, p in enumerate(optional(doc, "done", list, []))]
+        if len(set(done)) != len(done):
+            raise InputError("done", "a player can finish only once")
+        for p in done:
+            if racks[p]:
+                raise InputError(f"racks.{p}", f"{p} is listed as done but has tiles")
+        done += [p for p in players if not racks[p] and p not in done]
+        counts: Counter[str] = Counter(grid.cells.values())
+        for p in players:
+            counts += Counter(racks[p])
+        violations = supply_violations(counts, "the table and the racks", grid.cells)
+        verdict = check_table(grid.cells)
+        violations += verdict.violations
+        if sum(counts.values()) + bag > len(ALL_TILES):
+            violations.append(violation(
+                "nummix.tiles", f"{sum(counts.values())} tiles in play and {bag} in the bag: "
+                f"the set has {len(ALL_TILES)}", count=sum(counts.values()) + bag))
+        active = [p for p in players if p not in done]
+        can = {p: find_play(grid.cells, racks[p]).found for p in active} if not bag else {}
+        over = len(active) <= 1 or (bag == 0 and not any(can.values()))
+        state = NummixState(players, as_table(grid.cells),
+                            tuple(_sorted(racks[p]) for p in players), ("?",) * bag, 0,
+                            tuple(() for _ in players), tuple(done), over)
+        places = self.placings(state)
+        out: dict[str, JSON] = {"game": "nummix", "valid": not violations,
+                                "violations": [v.to_json() for v in violations]}
+        out.update(verdict_json(verdict))
+        out.update({"scores": self.scores(state), "done": done, "game_over": over,
+                    "placings": places, "winners": places[0] if places else []})
+        if can:
+            out["can_lay"] = can
+        summary = _construct_lines(out)
+        summary.append("places: " + "; ".join(f"{i + 1}. {', '.join(pl)}"
+                                              for i, pl in enumerate(places)))
+        if not over:
+            summary.append(f"game goes on: {len(active)} players hold tiles, bag {bag}")
         out["summary"] = summary
         return out
 

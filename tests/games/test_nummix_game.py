@@ -184,3 +184,27 @@ def test_hint_input_error_names_field() -> None:
     with pytest.raises(InputError) as err:
         GAME.hint_document({"grid": ["r3 r4 r5"], "rack": "r6"})
     assert err.value.field == "rack"
+
+
+def test_position_document_game_end_and_placings() -> None:
+    base = {"game": "nummix", "players": ["A", "B", "C"], "grid": ["r3 r4 r5"],
+            "racks": {"A": [], "B": ["k1", "o12"], "C": ["b15"]}, "done": ["A"]}
+    over = GAME.check_document({**base, "bag": 0})
+    assert over["game_over"] is True and over["placings"] == [["A"], ["C"], ["B"]]
+    assert over["scores"] == {"A": 0, "B": 2, "C": 1} and over["winners"] == ["A"]
+    # C could still lay r6 (or r2): the game goes on
+    going = GAME.check_document({**base, "bag": 0,
+                                 "racks": {"A": [], "B": ["k1"], "C": ["r6"]}})
+    assert going["game_over"] is False and going["can_lay"] == {"B": False, "C": True}
+    # tiles in the bag: not over while two players hold tiles
+    assert GAME.check_document({**base, "bag": 5})["game_over"] is False
+    # only one player with tiles: over, whatever the bag holds
+    last = GAME.check_document({**base, "bag": 5, "done": ["A", "C"],
+                                "racks": {"A": [], "B": ["k1"], "C": []}})
+    assert last["game_over"] is True and last["placings"] == [["A"], ["C"], ["B"]]
+    with pytest.raises(InputError) as err:
+        GAME.check_document({**base, "bag": 0, "racks": {"A": [], "B": []}})
+    assert err.value.field == "racks.C"
+    with pytest.raises(InputError) as err:
+        GAME.check_document({**base, "bag": 0, "done": ["B"]})
+    assert err.value.field == "racks.B"
