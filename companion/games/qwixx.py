@@ -724,9 +724,8 @@ def read_sheet(raw: JSON, path: str) -> Sheet:
                                  "crossed once")
             seen.add(n)
         rows.append(in_row_order(r, numbers))
-    locks = optional(raw, "locks", list, [], path)
-    for i, lock in enumerate(locks):
-        read_row(lock, f"{path}.locks[{i}]")
+    locks = [read_row(lock, f"{path}.locks[{i}]")
+             for i, lock in enumerate(optional(raw, "locks", list, [], path))]
     if len(set(locks)) != len(locks):
         raise InputError(f"{path}.locks", "a lock box is listed twice")
     fouls = optional(raw, "fouls", int, 0, path)

@@ -104,6 +104,17 @@ def test_fourth_foul_ends_the_game_after_the_turn() -> None:
     assert out["after"]["winners"] == ["Ben"]
 
 
+def test_rows_may_be_named_by_letter() -> None:
+    out = check(two({"red": [2, 3, 4, 5, 6, 12], "locks": ["r"]},
+                    top_card={"number": 5, "crosses": {"Ben": "B"}}))
+    assert out["valid"], out["violations"]
+    assert out["details"]["Anna"]["rows"]["red"]["locked"] is True
+    assert out["after"]["sheets"]["Ben"]["blue"] == [5]
+    with pytest.raises(InputError) as err:
+        check(two({"locks": ["red", "r"]}))
+    assert err.value.field == "sheets.Anna.locks"
+
+
 def test_game_over_sheets_have_winners() -> None:
     out = check(json.loads((EXAMPLES_DIR / "qwixx_game_over_valid.json").read_text()))
     assert out["game_over"] is True and out["winners"] == ["Ben"]
