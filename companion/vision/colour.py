@@ -1,0 +1,35 @@
+"""White balance from the pieces' own whites: gray-world over the bright, low-chroma
+pixels (cream tiles, white card faces), so colours are judged under neutral light."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+MAX_GAIN = 1.6
+"""A channel is never boosted or cut by more than this (a red table is not "white")."""
+
+
+def white_balance(image: npt.NDArray[np.uint8]
+                  ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.float32]]:
+    """The image with per-channel gains (B, G, R) that make its bright near-neutral
+    pixels grey on average; returns (balanced image, gains)."""
+    small = image if image.shape[0] * image.shape[1] <= 400_000 else cv2.resize(
+        image, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+    pixels = small.reshape(-1, 3).astype(np.float32)
+    value = pixels.max(axis=1)
+    chroma = value - pixels.min(axis=1)
+    candidate = (chroma < 0.35 * value + 1) & (value < 250)  # near neutral, not clipped
+    if candidate.sum() < 50:
+        candidate = value < 250
+    if candidate.sum() < 50:
+        gains = np.ones(3, np.float32)
+        return image.copy(), gains
+    bright = value[candidate] >= np.percentile(value[candidate], 80)
+    chosen = pixels[candidate][bright]
+    mean = chosen.mean(axis=0) + 1e-3
+    gains = (mean.mean() / mean).clip(1 / MAX_GAIN, MAX_GAIN).astype(np.float32)
+    balanced = image.astype(np.float32) * gains
+    out: npt.NDArray[np.uint8] = np.clip(balanced, 0, 255).astype(np.uint8)
+    return out, gains

@@ -1,0 +1,286 @@
+"""Find the pieces on the table as quadrilaterals, with OpenCV and no markers.
+
+Pieces are separated from the table by colour against the table's own statistics
+(cream tiles and white cards are brighter than a dark table, and warmer than a grey or
+white one), the mask is cleaned, and each connected blob is explained as a lattice of
+pieces of the known aspect (a Nummix tile is 27:37 mm), so touching tiles in a row or a
+grid come apart one quad per tile. Quads come out clockwise from a short (top) edge with
+``oriented=False``; the classifier decides 0° versus 180°.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from companion.games.base import InputError
+from companion.vision.detections import Detections
+
+KINDS: tuple[str, ...] = (
+    "nummix_tile", "nox_card", "qwixx_card", "qwixx_sheet", "rox_card", "rox_scoring",
+    "catbox_card", "catbox_board", "token")
+"""Kinds of piece, the same names the renderer (companion.synth) uses."""
+
+GAMES: tuple[str, ...] = ("nox", "qwixx", "rox", "nummix", "catbox")
+
+TILE_ASPECT = 27.0 / 37.0
+"""Width over height of a Nummix tile (27×37 mm), as COMPONENTS.md gives it."""
+
+WORK_SIDE = 1000
+"""Images are located at most this many pixels on their long side (then scaled back)."""
+
+WHOLE_FILL = 0.9
+"""A blob that fills this much of its rectangle is split as one lattice (a neat row or
+grid); a ragged one is first cut along its grooves."""
+
+LYING_ROW_PENALTY = 0.15
+"""Pieces touching end to end in a single file are rarer than side by side in a row:
+a blob both explain equally (4 upright tiles or 2 lying ones) is read as the row."""
+
+GROOVE = 9
+"""Width in work pixels of the widest dark line read as a groove between pieces."""
+GROOVE_DEPTH = 18
+"""How much darker than its surroundings (Lab lightness) a groove must be."""
+
+Image = npt.NDArray[np.uint8]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What a game's pieces look like to the locator: kind, aspect (short/long side),
+    and the smallest piece as a share of the image area."""
+
+    kind: str
+    aspect: float
+    min_area: float = 2.5e-4
+
+
+PROFILES: dict[str, Profile] = {
+    "nummix": Profile("nummix_tile", TILE_ASPECT),
+}
+
+
+def locate(image: Image, *, game: str, profile: Profile | None = None) -> Detections:
+    """Every piece of ``game`` found in the BGR ``image``, as quads in image pixels
+    (clockwise, first edge a short edge, ``oriented=False``)."""
+    if game not in GAMES:
+        raise InputError("game", f"unknown game {game!r}; one of: {', '.join(GAMES)}")
+    if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+        raise InputError("image", "expected a BGR uint8 image (height, width, 3)")
+    profile = profile or PROFILES.get(game) or PROFILES["nummix"]
+    scale = min(1.0, WORK_SIDE / max(image.shape[:2]))
+    work = image if scale == 1.0 else cv2.resize(
+        image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    quads = _locate_lattice(work, profile)
+    if not quads:
+        return Detections.empty()
+    out = np.asarray(quads, np.float32) / scale
+    return Detections(out, (profile.kind,) * len(quads))
+
+
+# ---------------------------------------------------------------- the piece mask
+
+def piece_mask(image: Image) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8],
+                                      npt.NDArray[np.uint8]]:
+    """(raw, whole, cut) masks of light piece pixels (much brighter than the table, or
+    clearly warmer, cream, than a light neutral table; 255 = piece): raw per pixel,
+    whole with holes filled, cut with thin dark grooves removed so touching pieces part."""
+    lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)
+    light, a_ch, b_ch = (lab[..., i].astype(np.int16) for i in range(3))
+    sample = lab[::4, ::4].reshape(-1, 3)
+    l_bg, a_bg, b_bg = (int(v) for v in np.median(sample, axis=0))
+    chroma = np.abs(a_ch - 128) + np.abs(b_ch - 128)
+    brighter = (light - l_bg > 60) & (light > 140) & (chroma < 45)
+    warmer = ((b_ch - b_bg > 7) & (light > 100) & (a_ch - 128 < b_ch - 128 + 2)
+              & (light > l_bg - 80))
+    raw = ((brighter | warmer).astype(np.uint8)) * 255
+    raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    whole = _fill(cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8)))
+    # thin dark lines (the grooves between touching pieces) cut the mask apart
+    grooves = cv2.morphologyEx(lab[..., 0], cv2.MORPH_BLACKHAT, np.ones((GROOVE, GROOVE), np.uint8))
+    cut = raw.copy()
+    cut[grooves > GROOVE_DEPTH] = 0
+    cut = cv2.erode(cut, np.ones((3, 3), np.uint8))
+    return raw, whole, _fill(cut)
+
+
+def _fill(mask: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+    """The mask with every hole (a glyph, a logo) filled and specks removed."""
+    filled = np.zeros_like(mask)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    cv2.drawContours(filled, contours, -1, 255, cv2.FILLED)
+    out: npt.NDArray[np.uint8] = cv2.morphologyEx(filled, cv2.MORPH_OPEN,
+                                                  np.ones((3, 3), np.uint8))
+    return out
+
+
+# ---------------------------------------------------------------- blobs to lattices
+
+@dataclass(frozen=True)
+class _Blob:
+    rect: tuple[tuple[float, float], tuple[float, float], float]
+    fill: float  # share of the rectangle the blob covers
+    pixels: float  # the blob's area
+
+    @property
+    def short(self) -> float:
+        return float(min(self.rect[1]))
+
+    @property
+    def long(self) -> float:
+        return float(max(self.rect[1]))
+
+
+def _locate_lattice(image: Image, profile: Profile) -> list[npt.NDArray[np.float32]]:
+    """Quads of the pieces: a blob of the whole mask that is one clean piece is taken as
+    it is; any other blob is cut along its grooves and each part split as a lattice."""
+    raw, whole, cut = piece_mask(image)
+    min_area = profile.min_area * image.shape[0] * image.shape[1]
+    groups: list[tuple[_Blob | None, list[_Blob]]] = []
+    contours, _ = cv2.findContours(whole, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    for contour in contours:
+        if cv2.contourArea(contour) < min_area:
+            continue
+        blob = _blob(contour, min_area)
+        x, y, w, h = cv2.boundingRect(contour)
+        region = np.zeros((h, w), np.uint8)
+        cv2.drawContours(region, [contour - np.array([x, y])], -1, 255, cv2.FILLED)
+        region &= cut[y:y + h, x:x + w]
+        parts, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE,
+                                    offset=(x, y))
+        pieces = [b for b in (_blob(p, min_area) for p in parts) if b is not None]
+        groups.append((blob, pieces))
+    everything = [g[0] for g in groups if g[0]] + [p for g in groups for p in g[1]]
+    unit = _piece_height(everything, profile.aspect)
+    quads: list[npt.NDArray[np.float32]] = []
+    for blob, pieces in groups:
+        if blob is not None and (blob.fill > WHOLE_FILL or not pieces):
+            quads.extend(_split(raw, blob, unit, profile.aspect))
+        else:
+            for piece in pieces:
+                quads.extend(_split(raw, piece, unit, profile.aspect))
+    return quads
+
+
+def _blob(contour: npt.NDArray[np.int32], min_area: float) -> _Blob | None:
+    area = cv2.contourArea(contour)
+    if area < min_area:
+        return None
+    rect = cv2.minAreaRect(contour)
+    (w, h) = rect[1]
+    if w < 4 or h < 4 or area < 0.5 * w * h:
+        return None
+    return _Blob(rect, area / (w * h), area)
+
+
+def _is_one_piece(blob: _Blob, unit: float | None, aspect: float) -> bool:
+    """A clean rectangle of one piece's aspect and (when known) the usual size."""
+    ratio = blob.long / blob.short
+    if blob.fill < 0.85 or not 0.85 / aspect < ratio < 1.15 / aspect:
+        return False
+    return unit is None or abs(np.log(blob.long / unit)) < 0.2
+
+
+def _piece_height(blobs: Sequence[_Blob], aspect: float) -> float | None:
+    """The typical long side of one piece in pixels: of the sizes clean blobs suggest
+    (a row's short side, a lone piece's long side), the one under which the blobs'
+    area is best explained as whole lattices of pieces; None if no blob is clean."""
+    neat = [b for b in blobs if b.fill > 0.8 and b.long / b.short < 14]
+    values = {round(b.short, 1) for b in neat if b.long / b.short > 2.6 * aspect}
+    values |= {round(b.long, 1) for b in neat
+               if 0.85 / aspect < b.long / b.short < 1.15 / aspect}
+    if not values:
+        return None
+    total = sum(b.pixels for b in neat)
+
+    def cost(unit: float) -> float:
+        return sum(b.pixels * min(_lattice_fit(b, unit, aspect)[0], 0.5) for b in neat) / total
+
+    return min(sorted(values), key=cost)
+
+
+def _lattice_fit(blob: _Blob, unit: float | None, aspect: float) -> tuple[float, int, bool]:
+    """(error, rows across the short axis, pieces standing across the row) that best
+    explain the blob as a lattice of pieces of ``aspect`` and size ``unit``."""
+    s, l_ = blob.short, blob.long
+    best: tuple[float, int, bool] | None = None
+    for standing in (True, False):  # pieces' long side across the row (tiles in a row)
+        for m in range(1, 6):
+            row_h = s / m
+            piece_h = row_h if standing else row_h / aspect
+            along = piece_h * aspect if standing else piece_h
+            count = l_ / along
+            n = max(1, round(count))
+            err = abs(np.log(count / n)) + 0.25 * (m - 1) + 0.1 * np.log(n * m)
+            if not standing and n > 1:
+                err += LYING_ROW_PENALTY
+            if unit is not None:
+                err += 0.6 * abs(np.log(piece_h / unit))
+            if best is None or err < best[0]:
+                best = (float(err), m, standing)
+    assert best is not None
+    return best
+
+
+def _split(raw: npt.NDArray[np.uint8], blob: _Blob, unit: float | None, aspect: float
+           ) -> list[npt.NDArray[np.float32]]:
+    """Cut a blob into pieces: choose how many rows of pieces lie across its short axis
+    and which way they stand, then cut each row's runs of piece pixels into cells of the
+    piece's aspect (so rows offset against each other, as on a rack, still come apart)."""
+    (cx, cy), (w, h), angle = blob.rect
+    s, l_ = blob.short, blob.long
+    _, m, standing = _lattice_fit(blob, unit, aspect)
+    theta = np.deg2rad(angle)
+    ax = np.array([np.cos(theta), np.sin(theta)], np.float32)
+    ay = np.array([-np.sin(theta), np.cos(theta)], np.float32)
+    u, v = (ax, ay) if w >= h else (ay, ax)
+    origin = np.array([cx, cy], np.float32) - u * l_ / 2 - v * s / 2
+    # the raw mask in the blob's frame: x along u (long axis), y along v
+    cw, ch = max(1, round(l_)), max(1, round(s))
+    to_frame = np.array([[u[0], u[1], -float(u @ origin)],
+                         [v[0], v[1], -float(v @ origin)]], np.float32)
+    frame = cv2.warpAffine(raw, to_frame, (cw, ch), flags=cv2.INTER_NEAREST)
+    row_h = s / m
+    along = row_h * aspect if standing else row_h / aspect
+    cells = []
+    for j in range(m):
+        strip = frame[round(j * row_h):max(round((j + 1) * row_h), round(j * row_h) + 1)]
+        inner = strip[strip.shape[0] // 6: max(strip.shape[0] * 5 // 6, 1)]
+        coverage = (inner > 0).mean(axis=0) if inner.size else np.zeros(cw)
+        for start, stop in _runs(coverage > 0.3, min_len=0.5 * along):
+            length = stop - start
+            n = max(1, round(length / along))
+            for i in range(n):
+                x0 = start + length * i / n
+                x1 = start + length * (i + 1) / n
+                corners = [(x0, j * row_h), (x1, j * row_h),
+                           (x1, (j + 1) * row_h), (x0, (j + 1) * row_h)]
+                quad = np.array([origin + u * x + v * y for x, y in corners], np.float32)
+                cells.append(short_edge_first(quad))
+    return cells
+
+
+def _runs(flags: npt.NDArray[np.bool_], *, min_len: float) -> list[tuple[int, int]]:
+    """[start, stop) of each run of True at least ``min_len`` long."""
+    padded = np.concatenate([[False], flags, [False]]).astype(np.int8)
+    edges = np.flatnonzero(np.diff(padded))
+    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True)
+            if b - a >= min_len]
+
+
+def short_edge_first(quad: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """The quad clockwise (image y down) with its first edge a short one; of the two
+    short edges, the upper one in the image starts (a neutral choice before orientation)."""
+    pts = np.asarray(quad, np.float32).reshape(4, 2)
+    centre = pts.mean(axis=0)
+    pts = pts[np.argsort(np.arctan2(pts[:, 1] - centre[1], pts[:, 0] - centre[0]))]
+    edges = [float(np.linalg.norm(pts[(i + 1) % 4] - pts[i])) for i in range(4)]
+    start = 0 if edges[0] + edges[2] <= edges[1] + edges[3] else 1
+    if pts[start:start + 2, 1].mean() > pts[[(start + 2) % 4, (start + 3) % 4], 1].mean():
+        start += 2
+    return np.roll(pts, -(start % 4), axis=0).astype(np.float32)
