@@ -26,6 +26,7 @@ REPORT = Path(__file__).resolve().parents[1] / "docs" / "BENCHMARKS.md"
 # "module:function" for every section, in report order. Add yours here.
 SECTIONS: list[str] = [
     "companion.games.nummix_finder:bench_nummix_finder",
+    "companion.synth.bench:bench_synth",
 ]
 
 

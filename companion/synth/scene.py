@@ -8,6 +8,7 @@ much of every piece stays visible after stacking and the hand.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ from companion.synth.pieces import (
     LOOK_POOL,
     PIECE_MM,
     Look,
+    _cached_face,
     catbox_cell_rect,
     pooled_look,
     render_piece_rgba,
@@ -515,18 +517,23 @@ def _draw_piece(image: np.ndarray, ids: np.ndarray, idx: int, p: Placed, pose: c
         region[side_mask > 0] = -3
     if x1 <= x0 or y1 <= y0:
         return 0
-    face, alpha = render_piece_rgba(p.kind, p.label, rng=rng, look=p.look,
-                                    height_px=_face_height(quad), edge=p.truth.edge,
-                                    sheet=p.sheet)
-    fh, fw = face.shape[:2]
+    height_px = _face_height(quad)
+    if p.sheet is not None:
+        face, alpha = render_piece_rgba(p.kind, p.label, rng=rng, look=p.look,
+                                        height_px=height_px, edge=p.truth.edge, sheet=p.sheet)
+        bgra = np.dstack([face, alpha])
+    else:
+        edge_key = tuple(sorted(p.truth.edge.items())) if p.truth.edge else ()
+        bgra = _face_bgra(p.kind, p.label, edge_key, p.look, height_px)
+    fh, fw = bgra.shape[:2]
     src = np.array([[0, 0], [fw, 0], [fw, fh], [0, fh]], np.float32)
     dst = (quad - np.array([x0, y0])).astype(np.float32)
     M = cv2.getPerspectiveTransform(src, dst)
     size = (x1 - x0, y1 - y0)
-    warped = cv2.warpPerspective(face, M, size, flags=cv2.INTER_LINEAR,
-                                 borderMode=cv2.BORDER_REPLICATE)
-    a = cv2.warpPerspective(alpha, M, size, flags=cv2.INTER_LINEAR,
-                            borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    both = cv2.warpPerspective(bgra, M, size, flags=cv2.INTER_LINEAR,
+                               borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    warped, a = both[:, :, :3], both[:, :, 3]
+    alpha = bgra[:, :, 3]
     roi = image[y0:y1, x0:x1]
     af = a.astype(np.float32)[:, :, None] / 255.0
     roi[:] = (warped.astype(np.float32) * af + roi.astype(np.float32) * (1 - af)).astype(np.uint8)
@@ -536,6 +543,14 @@ def _draw_piece(image: np.ndarray, ids: np.ndarray, idx: int, p: Placed, pose: c
     full = abs(cv2.contourArea(quad.astype(np.float32)))
     clipped = int(np.count_nonzero(inside))
     return max(clipped, 1) if full < 1 else int(max(full * float(np.mean(alpha) / 255.0), 1))
+
+
+@functools.lru_cache(maxsize=1536)
+def _face_bgra(kind: str, label: str, edge_key: tuple[tuple[str, int], ...], look: Look,
+               height_px: int) -> np.ndarray:
+    """A cached face with its alpha as one BGRA image (one warp per piece)."""
+    face, alpha = _cached_face(kind, label, edge_key, look, height_px)
+    return np.dstack([face, alpha])
 
 
 def _mean_colour(p: Placed, rng: np.random.Generator) -> tuple[float, float, float]:

@@ -1,0 +1,42 @@
+"""``companion bench`` section: scenes per second at 1280×720 for each game."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import cv2
+
+from companion.benchmarks import Section
+from companion.synth.scene import render_scene
+from companion.synth.states import GAMES
+
+
+def bench_synth(*, quick: bool) -> Section:
+    """Median scenes/second over several runs per game (render + JPEG encode), after a
+    warm-up that fills the face caches as a long training run would."""
+    runs, per_run = (3, 4) if quick else (5, 10)
+    rows = []
+    for game in GAMES:
+        for s in range(6):  # warm-up: fonts, faces, noise banks, distortion maps
+            render_scene(game, seed=10_000 + s)
+        rates = []
+        seed = 0
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            for _ in range(per_run):
+                scene = render_scene(game, seed=seed)
+                cv2.imencode(".jpg", scene.image,
+                             [cv2.IMWRITE_JPEG_QUALITY, int(scene.camera["jpeg_quality"])])
+                seed += 1
+            rates.append(per_run / (time.perf_counter() - t0))
+        rate = statistics.median(rates)
+        rows.append([game, f"{rate:.1f}", f"{1000 / rate:.0f}"])
+    return Section(
+        title="Synthetic scenes (companion.synth)",
+        headers=["game", "scenes/s (1280×720, normal)", "ms/scene"],
+        rows=rows,
+        notes=[f"median of {runs} runs of {per_run} scenes each, render + JPEG encode, one "
+               "process; goal ≥ 10 scenes/s", "faces are cached per look: the first scenes of "
+               "a process are slower (warm-up not counted)"],
+    )
