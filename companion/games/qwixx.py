@@ -584,6 +584,8 @@ class QwixxGame:
             players = tuple(raw_sheets)
             if not players:
                 raise InputError("sheets", "no sheet given")
+            if any(not name.strip() for name in players):
+                raise InputError("sheets", "a player is a non-empty name")
             if len(players) > MAX_PLAYERS:
                 raise InputError("sheets", f"at most {MAX_PLAYERS} players, got {len(players)}")
         sheets = {p: read_sheet(raw_sheets[p], f"sheets.{p}") for p in players}

@@ -153,6 +153,8 @@ def test_jokers() -> None:
         ({"sheets": {"Anna": {"gren": [2]}}}, "sheets.Anna.gren"),
         ({"sheets": {"Anna": {"locks": ["purple"]}}}, "sheets.Anna.locks[0]"),
         ({"sheets": {}}, "sheets"),
+        ({"sheets": {" ": {}}}, "sheets"),
+        ({"sheets": {n: {} for n in "ABCDEF"}}, "sheets"),
         ({}, "sheets"),
         ({"players": ["Anna", "Ben"], "sheets": {"Anna": {}}}, "sheets.Ben"),
         ({"sheets": {"Anna": {}}, "variant": "dice"}, "variant"),

@@ -134,7 +134,9 @@ def test_foul_when_the_active_player_crosses_nothing() -> None:
 
 def test_no_foul_when_the_active_player_crossed_the_announced_number() -> None:
     state = GAME.apply(fixed_state(), Take("Anna", 0))
+    assert GAME.fouls_if_nothing(state)
     state = GAME.apply(state, TopCross("Anna", "blue"))
+    assert not GAME.fouls_if_nothing(state)
     state = GAME.apply(state, TopCross("Ben", None))
     state = GAME.apply(state, PlayCards("Anna", (card("g9"),)))
     assert state.sheets[0].fouls == 0 and state.sheets[0].row("blue") == (9,)
