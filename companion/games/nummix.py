@@ -371,8 +371,17 @@ class NummixGame:
                         "valid": False, "violations": [v.to_json() for v in supply],
                         "scores": {}})
             return out
+        table = check_table(grid.cells)
+        if not table.valid:
+            out.update({"found": False, "grid": doc["grid"], "tiles_used": [], "steps": [],
+                        "reason": "the table is not valid now; fix it before laying",
+                        "valid": False, "violations": [v.to_json() for v in table.violations],
+                        "scores": {}})
+            return out
         result = find_play(grid.cells, rack, kinds)
         out.update(_hint_json(result, grid))
+        if not rack:
+            out["reason"] = "the rack is empty"
         return out
 
     def format_hint(self, result: Mapping[str, JSON]) -> str:

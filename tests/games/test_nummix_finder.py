@@ -101,6 +101,9 @@ def test_no_play_says_which_kinds_were_searched() -> None:
 def test_invalid_table_gives_no_play_with_reason() -> None:
     result = find_play(table("r3 r4"), ["r5"])
     assert not result.found and "not valid" in result.reason
+    hint = GAME.hint_document({"grid": ["r3 r4"], "rack": ["r5"]})
+    assert hint["found"] is False and "not valid" in hint["reason"]
+    assert [v["rule"] for v in hint["violations"]] == ["nummix.size"]
 
 
 def test_lays_everything_it_can_across_several_steps() -> None:
