@@ -154,15 +154,17 @@ def test_joker_at_crossing_must_satisfy_both_lines() -> None:
 
 
 def test_two_crossing_jokers_solved_together() -> None:
-    # Jrk at the corner must be red 5 for the column (r5 r6 r7 would not start at 5
-    # otherwise) while the row r3 r4 J needs red 5 as well; Jko then follows on.
+    # The corner joker belongs to a row and a column; both must read it the same way.
+    # Row r3 r4 J and column J r6 r7 both need red 5.
     grid = ("r3 r4 Jrk", ".  .  r6", ".  .  r7")
     verdict = check_table(table(*grid))
     assert verdict.valid and verdict.assignment[(0, 2)] == ("r", 5)
+    # two jokers in the column, one of them also in the row: solved together
     grid2 = ("k3 k4 Jrk", ".  .  Jko", ".  .  k7")
     verdict2 = check_table(table(*grid2))
     assert verdict2.valid
     assert verdict2.assignment == {(0, 2): ("k", 5), (1, 2): ("k", 6)}
+    # the column alone could be the group r7/k7/o7, the row needs black 5: no fit
     grid3 = ("k3 k4 Jrk", ".  .  Jko", ".  .  r7")
     assert rules(*grid3) == ["nummix.joker"]
 
