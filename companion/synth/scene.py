@@ -172,7 +172,7 @@ def _layout_nox(setup: GameSetup, L: _Layout) -> list[tuple[float, float, float,
                 L.add("nox_card", str(card), sx + jx, sy + jy,
                       facing + rng.normal(0, 5 if not top else 2.5), z=-0.3 * d, owner=p,
                       stack=s, depth=d, top=top)
-        sx, sy = (radius + 95) * math.cos(a), (radius + 95) * math.sin(a)
+        sx, sy = (radius + 80) * math.cos(a), (radius + 80) * math.sin(a)
         seats.append((sx, sy, facing, 10 + i))
     return seats
 
@@ -354,7 +354,7 @@ def render_scene(game: str, *, seed: int, difficulty: str = "normal", width: int
     marker_mm = 40.0
     marker_items: list[tuple[int, np.ndarray]] = []
     if markers_on:
-        lo, hi = bounds.min(axis=0) - 70, bounds.max(axis=0) + 70
+        lo, hi = bounds.min(axis=0) - 45, bounds.max(axis=0) + 45
         for k, (x, y) in enumerate([(lo[0], lo[1]), (hi[0], lo[1]), (hi[0], hi[1]),
                                     (lo[0], hi[1])]):
             marker_items.append((k, _rect(x, y, marker_mm, marker_mm, 0.0)))
