@@ -518,6 +518,8 @@ def _draw_piece(image: np.ndarray, ids: np.ndarray, idx: int, p: Placed, pose: c
     if x1 <= x0 or y1 <= y0:
         return 0
     height_px = _face_height(quad)
+    if p.kind in ("qwixx_sheet", "catbox_board"):
+        height_px = min(height_px, 320)  # big flat pieces: enough detail, far cheaper
     if p.sheet is not None:
         face, alpha = render_piece_rgba(p.kind, p.label, rng=rng, look=p.look,
                                         height_px=height_px, edge=p.truth.edge, sheet=p.sheet)
