@@ -38,13 +38,22 @@ WHOLE_FILL = 0.9
 """A blob that fills this much of its rectangle is split as one lattice (a neat row or
 grid); a ragged one is first cut along its grooves."""
 
+TEXTURED = 12.0
+"""Median local spread of lightness (7×7) above which a table counts as textured."""
+
+MAX_SIZE_RATIO = float(np.log(2.0))
+"""A piece more than twice as large or smaller than the typical one is not a piece
+or small as the typical one is not a piece (a streak of light on the wood)."""
+MIN_COVER = 0.35
+"""Share of a cell's pixels that must look like piece pixels for the cell to count."""
+
 LYING_ROW_PENALTY = 0.15
 """Pieces touching end to end in a single file are rarer than side by side in a row:
 a blob both explain equally (4 upright tiles or 2 lying ones) is read as the row."""
 
 GROOVE = 9
 """Width in work pixels of the widest dark line read as a groove between pieces."""
-GROOVE_DEPTH = 18
+GROOVE_DEPTH = 14
 """How much darker than its surroundings (Lab lightness) a groove must be."""
 
 Image = npt.NDArray[np.uint8]
@@ -98,7 +107,13 @@ def piece_mask(image: Image) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint
     brighter = (light - l_bg > 60) & (light > 140) & (chroma < 45)
     warmer = ((b_ch - b_bg > 7) & (light > 100) & (a_ch - 128 < b_ch - 128 + 2)
               & (light > l_bg - 80))
-    raw = ((brighter | warmer).astype(np.uint8)) * 255
+    # on a light, textured table (a woven cloth) a piece is the smooth brighter part
+    level = light.astype(np.float32)
+    mean = cv2.blur(level, (7, 7))
+    spread = np.sqrt(np.maximum(cv2.blur(level * level, (7, 7)) - mean * mean, 0))
+    textured = l_bg > 130 and float(np.median(spread[::4, ::4])) > TEXTURED
+    smooth = (light - l_bg > 25) & (spread < 7) & (chroma < 40) & textured
+    raw = ((brighter | warmer | smooth).astype(np.uint8)) * 255
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     whole = _fill(cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8)))
     # thin dark lines (the grooves between touching pieces) cut the mask apart
@@ -155,7 +170,8 @@ def _locate_lattice(image: Image, profile: Profile) -> list[npt.NDArray[np.float
                                     offset=(x, y))
         pieces = [b for b in (_blob(p, min_area) for p in parts) if b is not None]
         groups.append((blob, pieces))
-    everything = [g[0] for g in groups if g[0]] + [p for g in groups for p in g[1]]
+    everything = [g[0] for g in groups if g[0] and g[0].fill > WHOLE_FILL]
+    everything += [p for g in groups if not (g[0] and g[0].fill > WHOLE_FILL) for p in g[1]]
     unit = _piece_height(everything, profile.aspect)
     quads: list[npt.NDArray[np.float32]] = []
     for blob, pieces in groups:
@@ -188,20 +204,21 @@ def _is_one_piece(blob: _Blob, unit: float | None, aspect: float) -> bool:
 
 def _piece_height(blobs: Sequence[_Blob], aspect: float) -> float | None:
     """The typical long side of one piece in pixels: of the sizes clean blobs suggest
-    (a row's short side, a lone piece's long side), the one under which the blobs'
-    area is best explained as whole lattices of pieces; None if no blob is clean."""
+    (a lone piece's long side, a row's short side, less likely a file's short side
+    over the aspect), the one most blobs agree with (within 20 %); None if no blob is
+    clean."""
     neat = [b for b in blobs if b.fill > 0.8 and b.long / b.short < 14]
-    values = {round(b.short, 1) for b in neat if b.long / b.short > 2.6 * aspect}
-    values |= {round(b.long, 1) for b in neat
-               if 0.85 / aspect < b.long / b.short < 1.15 / aspect}
-    if not values:
+    votes = [(b.long, 1.0) for b in neat if 0.85 / aspect < b.long / b.short < 1.15 / aspect]
+    for b in neat:
+        if b.long / b.short > 2.6 * aspect:  # a row of upright pieces, or a file of lying ones
+            votes += [(b.short, 1.0), (b.short / aspect, 1.0 - LYING_ROW_PENALTY * 3)]
+    if not votes:
         return None
-    total = sum(b.pixels for b in neat)
-
-    def cost(unit: float) -> float:
-        return sum(b.pixels * min(_lattice_fit(b, unit, aspect)[0], 0.5) for b in neat) / total
-
-    return min(sorted(values), key=cost)
+    values = np.array([v[0] for v in votes])
+    weights = np.array([v[1] for v in votes])
+    support = [weights[np.abs(np.log(values / v)) < 0.2].sum() for v in values]
+    centre = values[int(np.argmax(support))]
+    return float(np.median(values[np.abs(np.log(values / centre)) < 0.2]))
 
 
 def _lattice_fit(blob: _Blob, unit: float | None, aspect: float) -> tuple[float, int, bool]:
@@ -220,7 +237,7 @@ def _lattice_fit(blob: _Blob, unit: float | None, aspect: float) -> tuple[float,
             if not standing and n > 1:
                 err += LYING_ROW_PENALTY
             if unit is not None:
-                err += 0.6 * abs(np.log(piece_h / unit))
+                err += 0.6 * max(0.0, abs(np.log(piece_h / unit)) - 0.1)
             if best is None or err < best[0]:
                 best = (float(err), m, standing)
     assert best is not None
@@ -258,6 +275,12 @@ def _split(raw: npt.NDArray[np.uint8], blob: _Blob, unit: float | None, aspect: 
             for i in range(n):
                 x0 = start + length * i / n
                 x1 = start + length * (i + 1) / n
+                piece_long = row_h if standing else x1 - x0
+                if unit is not None and abs(np.log(piece_long / unit)) > MAX_SIZE_RATIO:
+                    continue
+                block = frame[round(j * row_h):round((j + 1) * row_h), round(x0):round(x1)]
+                if block.size == 0 or (block > 0).mean() < MIN_COVER:
+                    continue
                 corners = [(x0, j * row_h), (x1, j * row_h),
                            (x1, (j + 1) * row_h), (x0, (j + 1) * row_h)]
                 quad = np.array([origin + u * x + v * y for x, y in corners], np.float32)
