@@ -42,8 +42,8 @@ TEXTURED = 12.0
 """Median local spread of lightness (7×7) above which a table counts as textured."""
 
 MAX_SIZE_RATIO = float(np.log(2.0))
-"""A piece more than twice as large or smaller than the typical one is not a piece
-or small as the typical one is not a piece (a streak of light on the wood)."""
+"""A piece more than twice as large or as small as the typical one is not a piece (a
+streak of light on the wood)."""
 MIN_COVER = 0.35
 """Share of a cell's pixels that must look like piece pixels for the cell to count."""
 
