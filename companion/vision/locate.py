@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import cv2
 import numpy as np
@@ -34,6 +33,10 @@ TILE_ASPECT = 27.0 / 37.0
 WORK_SIDE = 1000
 """Images are located at most this many pixels on their long side (then scaled back)."""
 
+RAGGED = 0.8
+"""A blob filling less of its rectangle than this is not one row or grid: it is cut
+into rows of pieces of the usual size, each row into runs."""
+
 WHOLE_FILL = 0.9
 """A blob that fills this much of its rectangle is split as one lattice (a neat row or
 grid); a ragged one is first cut along its grooves."""
@@ -44,6 +47,8 @@ TEXTURED = 12.0
 MAX_SIZE_RATIO = float(np.log(2.0))
 """A piece more than twice as large or as small as the typical one is not a piece (a
 streak of light on the wood)."""
+MIN_SHARE = 0.12
+"""A piece under this share of the largest piece's area is table texture."""
 MIN_COVER = 0.35
 """Share of a cell's pixels that must look like piece pixels for the cell to count."""
 
@@ -174,13 +179,27 @@ def _locate_lattice(image: Image, profile: Profile) -> list[npt.NDArray[np.float
     everything += [p for g in groups if not (g[0] and g[0].fill > WHOLE_FILL) for p in g[1]]
     unit = _piece_height(everything, profile.aspect)
     quads: list[npt.NDArray[np.float32]] = []
-    for blob, pieces in groups:
+    for blob, parts in groups:
+        pieces = [p for p in parts if _usable(p, unit, profile.aspect)]
         if blob is not None and (blob.fill > WHOLE_FILL or not pieces):
-            quads.extend(_split(raw, blob, unit, profile.aspect))
-        else:
-            for piece in pieces:
-                quads.extend(_split(raw, piece, unit, profile.aspect))
+            pieces = [blob] if _usable(blob, unit, profile.aspect) else []
+        for piece in pieces:
+            quads.extend(_split(raw, piece, unit, profile.aspect))
+    if quads:  # specks far smaller than the largest piece found are table texture
+        areas = np.array([cv2.contourArea(q) for q in quads])
+        quads = [q for q, a in zip(quads, areas, strict=True) if a >= MIN_SHARE * areas.max()]
     return quads
+
+
+def _usable(blob: _Blob, unit: float | None, aspect: float) -> bool:
+    """Neat enough to split: fills half its rectangle, or is a ragged cluster of
+    several pieces (an L of tiles)."""
+    return blob.fill >= 0.5 or _ragged_cluster(blob, unit, aspect)
+
+
+def _ragged_cluster(blob: _Blob, unit: float | None, aspect: float) -> bool:
+    return (blob.fill < RAGGED and unit is not None
+            and 1.8 * unit * unit * aspect < blob.pixels < 40 * unit * unit * aspect)
 
 
 def _blob(contour: npt.NDArray[np.int32], min_area: float) -> _Blob | None:
@@ -189,7 +208,7 @@ def _blob(contour: npt.NDArray[np.int32], min_area: float) -> _Blob | None:
         return None
     rect = cv2.minAreaRect(contour)
     (w, h) = rect[1]
-    if w < 4 or h < 4 or area < 0.5 * w * h:
+    if w < 4 or h < 4 or area < 0.3 * w * h:
         return None
     return _Blob(rect, area / (w * h), area)
 
@@ -207,7 +226,11 @@ def _piece_height(blobs: Sequence[_Blob], aspect: float) -> float | None:
     (a lone piece's long side, a row's short side, less likely a file's short side
     over the aspect), the one most blobs agree with (within 20 %); None if no blob is
     clean."""
-    neat = [b for b in blobs if b.fill > 0.8 and b.long / b.short < 14]
+    if not blobs:
+        return None
+    largest = max(b.pixels for b in blobs)  # specks of a textured table do not vote
+    neat = [b for b in blobs
+            if b.fill > 0.8 and b.long / b.short < 14 and b.pixels > 0.05 * largest]
     votes = [(b.long, 1.0) for b in neat if 0.85 / aspect < b.long / b.short < 1.15 / aspect]
     for b in neat:
         if b.long / b.short > 2.6 * aspect:  # a row of upright pieces, or a file of lying ones
@@ -215,7 +238,7 @@ def _piece_height(blobs: Sequence[_Blob], aspect: float) -> float | None:
     if not votes:
         return None
     values = np.array([v[0] for v in votes])
-    weights = np.array([v[1] for v in votes])
+    weights = np.array([v[1] for v in votes]) * np.sqrt(values)
     support = [weights[np.abs(np.log(values / v)) < 0.2].sum() for v in values]
     centre = values[int(np.argmax(support))]
     return float(np.median(values[np.abs(np.log(values / centre)) < 0.2]))
@@ -251,7 +274,11 @@ def _split(raw: npt.NDArray[np.uint8], blob: _Blob, unit: float | None, aspect: 
     piece's aspect (so rows offset against each other, as on a rack, still come apart)."""
     (cx, cy), (w, h), angle = blob.rect
     s, l_ = blob.short, blob.long
-    _, m, standing = _lattice_fit(blob, unit, aspect)
+    if unit is not None and _ragged_cluster(blob, unit, aspect):
+        # a ragged cluster (an L of tiles): rows of upright pieces of the usual size
+        m, standing = max(1, round(s / unit)), True
+    else:
+        _, m, standing = _lattice_fit(blob, unit, aspect)
     theta = np.deg2rad(angle)
     ax = np.array([np.cos(theta), np.sin(theta)], np.float32)
     ay = np.array([-np.sin(theta), np.cos(theta)], np.float32)
