@@ -1,0 +1,118 @@
+"""Tesseract as a second opinion on printed numbers (pytesseract over the real binary).
+
+Used by ``classify`` when its CNN is unsure, or alone when the classifier is switched
+off. The crop is binarised as "the number's colour versus the piece's background" so
+the number's own colour (red, blue, orange, black...) does not matter to Tesseract.
+"""
+
+from __future__ import annotations
+
+import shutil
+from functools import lru_cache
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+Image = npt.NDArray[np.uint8]
+
+# Page segmentation modes tried in order: one text line, raw line, one word, one char.
+PSMS: tuple[int, ...] = (7, 13, 8, 10)
+TEXT_HEIGHT_PX = 48  # glyph height Tesseract reads these bold digits best at (measured)
+THIN_PX = 5  # bold strokes are thinned by this much: Tesseract is trained on book type
+
+
+class OcrUnavailable(RuntimeError):
+    """The Tesseract binary is not installed (``apt-get install tesseract-ocr``)."""
+
+
+@lru_cache(maxsize=1)
+def tesseract_available() -> bool:
+    return shutil.which("tesseract") is not None
+
+
+def binarise(crop: Image, *, region: tuple[float, float, float, float] | None = None) -> Image:
+    """Black ink on white: pixels far (in Lab) from the piece's background colour.
+
+    The background is the median colour of the crop's border; Otsu splits the distance
+    map; blobs touching the border (edges, shadows) and specks are removed. ``region``
+    (x0, y0, x1, y1 as fractions) limits the search to where the number is printed.
+    """
+    if crop.ndim == 2:
+        crop = cv2.cvtColor(crop, cv2.COLOR_GRAY2BGR)
+    if region is not None:
+        h, w = crop.shape[:2]
+        x0, y0, x1, y1 = region
+        crop = crop[int(y0 * h):max(int(y1 * h), int(y0 * h) + 1),
+                    int(x0 * w):max(int(x1 * w), int(x0 * w) + 1)]
+    lab = cv2.cvtColor(crop, cv2.COLOR_BGR2LAB).astype(np.float32)
+    h, w = lab.shape[:2]
+    b = max(1, min(h, w) // 12)
+    border = np.concatenate([lab[:b].reshape(-1, 3), lab[-b:].reshape(-1, 3),
+                             lab[:, :b].reshape(-1, 3), lab[:, -b:].reshape(-1, 3)])
+    background = np.median(border, axis=0)
+    distance = np.linalg.norm((lab - background) * [1.0, 1.6, 1.6], axis=2)
+    distance = cv2.GaussianBlur(distance, (3, 3), 0)
+    scaled = np.clip(distance * (255.0 / max(float(distance.max()), 1e-6)), 0, 255)
+    _, ink = cv2.threshold(scaled.astype(np.uint8), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    if float(distance.max()) < 12.0:  # nothing stands out from the background: blank
+        ink[:] = 0
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    keep = np.zeros(count, bool)
+    min_area = max(4, h * w // 800)
+    for i in range(1, count):
+        x, y, bw, bh, area = stats[i]
+        touches = x <= 0 or y <= 0 or x + bw >= w or y + bh >= h
+        keep[i] = area >= min_area and not touches and bh >= h * 0.12
+    mask = keep[labels]
+    out = np.full((h, w), 255, np.uint8)
+    out[mask] = 0
+    return out
+
+
+def _prepare(binary: Image) -> Image | None:
+    """Crop to the ink, scale to Tesseract's favourite glyph height, add a white margin."""
+    ys, xs = np.nonzero(binary == 0)
+    if len(xs) == 0:
+        return None
+    tight = binary[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
+    scale = TEXT_HEIGHT_PX / tight.shape[0]
+    resized = cv2.resize(tight, (max(1, round(tight.shape[1] * scale)), TEXT_HEIGHT_PX),
+                         interpolation=cv2.INTER_CUBIC if scale > 1 else cv2.INTER_AREA)
+    _, resized = cv2.threshold(resized, 127, 255, cv2.THRESH_BINARY)
+    resized = cv2.dilate(resized, np.ones((THIN_PX, THIN_PX), np.uint8))  # thin the ink
+    resized = cv2.GaussianBlur(resized, (3, 3), 0)
+    pad = TEXT_HEIGHT_PX // 2
+    return cv2.copyMakeBorder(resized, pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=255)
+
+
+def read_number(crop: Image, *, max_value: int = 17,
+                region: tuple[float, float, float, float] | None = None
+                ) -> tuple[int | None, float]:
+    """The printed number in ``crop`` (an upright BGR crop) and Tesseract's confidence
+    in 0–1; ``(None, 0.0)`` if no number in 1..max_value is read."""
+    if not tesseract_available():
+        raise OcrUnavailable("the tesseract binary is not installed (apt-get install "
+                             "tesseract-ocr tesseract-ocr-eng)")
+    import pytesseract  # imported late: only needed when OCR runs
+
+    prepared = _prepare(binarise(crop, region=region))
+    if prepared is None:
+        return None, 0.0
+    best: tuple[int | None, float] = (None, 0.0)
+    for psm in PSMS:
+        config = f"--psm {psm} --oem 1 -c tessedit_char_whitelist=0123456789"
+        data = pytesseract.image_to_data(prepared, config=config,
+                                         output_type=pytesseract.Output.DICT)
+        words = [(t.strip(), float(c)) for t, c in zip(data["text"], data["conf"], strict=True)
+                 if t.strip() and float(c) >= 0]
+        if not words:
+            continue
+        text = "".join(t for t, _ in words)
+        conf = min(c for _, c in words) / 100.0
+        if text.isdigit() and 1 <= int(text) <= max_value and not text.startswith("0"):
+            if conf > best[1]:
+                best = (int(text), conf)
+            if conf >= 0.85:
+                break
+    return best
