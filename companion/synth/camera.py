@@ -34,19 +34,20 @@ class Effects:
     noise: tuple[float, float]
     jpeg: tuple[int, int]
     shadow: float
-    margin: tuple[float, float]
+    fill: tuple[float, float]  # share of the frame the pieces' bounding box spans
+    min_px: float  # shortest card/tile side at 1280×720 (tile height: min_px × 40/28)
 
 
 EFFECTS: dict[str, Effects] = {
     "easy": Effects(tilt=(0.0, 15.0), distortion=0.0, light_spread=0.04, gradient=0.05,
                     glare=0, hand=0.0, defocus=0.4, motion=0.0, noise=(0.5, 2.0),
-                    jpeg=(90, 96), shadow=0.25, margin=(0.06, 0.14)),
+                    jpeg=(90, 96), shadow=0.25, fill=(0.7, 0.9), min_px=28.0),
     "normal": Effects(tilt=(0.0, 35.0), distortion=0.06, light_spread=0.12, gradient=0.2,
                       glare=1, hand=0.25, defocus=1.1, motion=0.2, noise=(1.5, 5.0),
-                      jpeg=(72, 93), shadow=0.4, margin=(0.03, 0.12)),
+                      jpeg=(72, 93), shadow=0.4, fill=(0.65, 0.9), min_px=28.0),
     "hard": Effects(tilt=(15.0, 50.0), distortion=0.12, light_spread=0.22, gradient=0.35,
                     glare=3, hand=0.5, defocus=2.2, motion=0.4, noise=(3.0, 9.0),
-                    jpeg=(55, 85), shadow=0.55, margin=(0.0, 0.08)),
+                    jpeg=(55, 85), shadow=0.55, fill=(0.6, 0.9), min_px=20.0),
 }
 
 
@@ -127,37 +128,46 @@ class Pose:
 def make_pose(rng: np.random.Generator, fx: Effects, bounds: np.ndarray, width: int,
               height: int) -> Pose:
     """A camera tilted and turned at random, zoomed so ``bounds`` (N×2 mm, the pieces)
-    fills the frame with a margin."""
-    tilt = math.radians(rng.uniform(*fx.tilt))
-    yaw = math.radians(rng.uniform(0.0, 360.0))
-    roll = math.radians(rng.normal(0.0, 2.0))
-    cz, sz = math.cos(yaw), math.sin(yaw)
+    spans a random share ``fx.fill`` of the frame, as a user framing the play area would."""
+    tilt = rng.uniform(*fx.tilt)
+    yaw = rng.uniform(0.0, 360.0)
+    roll = rng.normal(0.0, 2.0)
+    fill = rng.uniform(*fx.fill)
+    shift = rng.uniform(-1, 1, size=2)
+    return pose_for(bounds, width, height, tilt=tilt, yaw=yaw, roll=roll, fill=fill,
+                    shift=shift)
+
+
+def pose_for(bounds: np.ndarray, width: int, height: int, *, tilt: float, yaw: float,
+             roll: float, fill: float, shift: np.ndarray) -> Pose:
+    """The camera with these angles (degrees) whose image of ``bounds`` spans ``fill`` of
+    the frame in its tighter direction, moved by ``shift`` (−1…1) within the free space."""
+    t_, y_, r_ = math.radians(tilt), math.radians(yaw), math.radians(roll)
+    cz, sz = math.cos(y_), math.sin(y_)
     Rz = np.array([[cz, -sz, 0], [sz, cz, 0], [0, 0, 1]])
-    ct, st = math.cos(tilt), math.sin(tilt)
+    ct, st = math.cos(t_), math.sin(t_)
     Rx = np.array([[1, 0, 0], [0, ct, -st], [0, st, ct]])
-    cr, sr = math.cos(roll), math.sin(roll)
+    cr, sr = math.cos(r_), math.sin(r_)
     Rr = np.array([[cr, -sr, 0], [sr, cr, 0], [0, 0, 1]])
     R = Rr @ Rx @ Rz
     centre = bounds.mean(axis=0)
     span = float(np.ptp(bounds, axis=0).max()) + 1.0
-    dist = span * rng.uniform(1.1, 1.6)
+    dist = span * 1.35
     # camera centre above the table centre, pulled back along the tilted optical axis
     t = -R @ np.array([centre[0], centre[1], 0.0]) + np.array([0.0, 0.0, dist])
-    f = 1000.0
-    K = np.array([[f, 0, 0], [0, f, 0], [0, 0, 1.0]])
-    P = K @ np.hstack([R, t[:, None]])
-    pose = Pose(P, math.degrees(tilt), math.degrees(yaw), math.degrees(roll))
+    P = np.hstack([R, t[:, None]])
+    pose = Pose(P, tilt, yaw, roll)
     # zoom and shift so the pieces fill the frame (a focal length and principal point)
     img = pose.project(bounds)
     lo, hi = img.min(axis=0), img.max(axis=0)
-    margin = rng.uniform(*fx.margin)
-    scale = min(width * (1 - 2 * margin) / max(hi[0] - lo[0], 1e-6),
-                height * (1 - 2 * margin) / max(hi[1] - lo[1], 1e-6))
+    ext = np.maximum(hi - lo, 1e-6)
+    scale = fill * min(width / ext[0], height / ext[1])
+    free = np.array([width, height]) - scale * ext
     mid = (lo + hi) / 2
-    jitter = rng.uniform(-1, 1, size=2) * np.array([width, height]) * margin * 0.5
-    S = np.array([[scale, 0, width / 2 - scale * mid[0] + jitter[0]],
-                  [0, scale, height / 2 - scale * mid[1] + jitter[1]], [0, 0, 1]])
-    return Pose(S @ P, pose.tilt, pose.yaw, pose.roll)
+    off = np.asarray(shift, np.float64) * np.maximum(free, 0.0) * 0.45
+    S = np.array([[scale, 0, width / 2 - scale * mid[0] + off[0]],
+                  [0, scale, height / 2 - scale * mid[1] + off[1]], [0, 0, 1]])
+    return Pose(S @ P, tilt, yaw, roll)
 
 
 # --------------------------------------------------------------------------- lens

@@ -220,11 +220,26 @@ def _layout_nummix(setup: GameSetup, L: _Layout) -> list[tuple[float, float, flo
         blocks.append(current)
     separate = rng.random() < 0.6
     base_angle = rng.uniform(0, 360) if not separate else 0.0
-    y_cursor = 0.0
+    # separate grids are packed in shelves about as wide as a 16:9 frame wants, so the
+    # play area stays compact (a real table is arranged to be reachable)
+    extents = []
     for b in blocks:
-        angle = base_angle + (rng.normal(0, 12) if separate else 0.0)
-        ox = rng.uniform(-60, 60) if separate else 0.0
-        oy = y_cursor
+        cols = [c for r in b for c, t in enumerate(grid[r]) if t != "."]
+        extents.append((min(cols), (max(cols) - min(cols) + 1) * (tw + 1), len(b) * (th + 1)))
+    area = sum((w + 40) * (h + 40) for _, w, h in extents)
+    shelf_w = max(max(w for _, w, _ in extents), math.sqrt(area * 16 / 9))
+    x_cursor, y_cursor, shelf_h = 0.0, 0.0, 0.0
+    for b, (c0, bw_, bh_) in zip(blocks, extents, strict=True):
+        angle = base_angle + (rng.normal(0, 8) if separate else 0.0)
+        if separate:
+            if x_cursor > 0 and x_cursor + bw_ > shelf_w:
+                x_cursor, y_cursor, shelf_h = 0.0, y_cursor + shelf_h + rng.uniform(20, 45), 0.0
+            ox, oy = x_cursor + rng.uniform(0, 15), y_cursor + rng.uniform(0, 10)
+            x_cursor += bw_ + rng.uniform(25, 55)
+            shelf_h = max(shelf_h, bh_)
+            c0_ = c0
+        else:
+            ox, oy, c0_ = 0.0, y_cursor, 0
         gap = rng.uniform(0.2, 1.2)
         a = math.radians(angle)
         ca, sa = math.cos(a), math.sin(a)
@@ -232,12 +247,13 @@ def _layout_nummix(setup: GameSetup, L: _Layout) -> list[tuple[float, float, flo
             for c, t in enumerate(grid[r]):
                 if t == ".":
                     continue
-                lx = c * (tw + gap)
+                lx = (c - c0_) * (tw + gap)
                 ly = (r - b[0]) * (th + gap)
                 x = ox + lx * ca - ly * sa + rng.normal(0, 0.4)
                 y = oy + lx * sa + ly * ca + rng.normal(0, 0.4)
                 L.add("nummix_tile", t, x, y, angle + rng.normal(0, 1.5), cell=[r, c])
-        y_cursor += len(b) * (th + 1) + (rng.uniform(25, 70) if separate else th + gap)
+        if not separate:
+            y_cursor += len(b) * (th + 1) + th + gap
     if not separate:  # one rigid grid rotated as a whole
         turn = rng.uniform(0, 360)
         pts = np.vstack([p.corners[:, :2] for p in L.items])
@@ -251,9 +267,9 @@ def _layout_nummix(setup: GameSetup, L: _Layout) -> list[tuple[float, float, flo
     if rack and rng.random() < 0.6:
         pts = np.vstack([p.corners[:, :2] for p in L.items])
         lo, hi = pts.min(axis=0), pts.max(axis=0)
-        ry = hi[1] + rng.uniform(60, 120)
+        ry = hi[1] + rng.uniform(40, 80)
         rx0 = (lo[0] + hi[0]) / 2 - len(rack) * (tw + 1) / 2
-        rack_h, lean = 14.0, math.radians(rng.uniform(10, 25))
+        rack_h, lean = 14.0, math.radians(rng.uniform(25, 45))
         length = len(rack) * (tw + 1) + 20
         base = np.array([[rx0 - 10, ry - 8, 0], [rx0 - 10 + length, ry - 8, 0],
                          [rx0 - 10 + length, ry + 22, 0], [rx0 - 10, ry + 22, 0]])
@@ -354,14 +370,15 @@ def render_scene(game: str, *, seed: int, difficulty: str = "normal", width: int
     marker_mm = 40.0
     marker_items: list[tuple[int, np.ndarray]] = []
     if markers_on:
-        lo, hi = bounds.min(axis=0) - 45, bounds.max(axis=0) + 45
+        pad = rng.uniform(28, 45)  # markers at the play area's corners
+        lo, hi = bounds.min(axis=0) - pad, bounds.max(axis=0) + pad
         for k, (x, y) in enumerate([(lo[0], lo[1]), (hi[0], lo[1]), (hi[0], hi[1]),
                                     (lo[0], hi[1])]):
             marker_items.append((k, _rect(x, y, marker_mm, marker_mm, 0.0)))
         for sx, sy, ang, mid in seats:
             marker_items.append((mid, _rect(sx, sy, marker_mm, marker_mm, ang)))
         bounds = np.vstack([bounds] + [c[:, :2] for _, c in marker_items])
-    pose = cam.make_pose(rng, fx, bounds, width, height)
+    pose, sizes = _frame_pieces(rng, fx, bounds, L.items, width, height)
 
     # the table
     texture_kind = cam.TEXTURES[int(rng.integers(len(cam.TEXTURES)))]
@@ -470,9 +487,78 @@ def render_scene(game: str, *, seed: int, difficulty: str = "normal", width: int
               "distortion_k1": k1, "texture": texture_kind, **light_params,
               "glare_spots": n_glare, "hand": hand_on, "defocus_sigma": round(defocus, 3),
               "motion_blur_px": motion_len, "noise_sigma": round(sigma, 3),
-              "jpeg_quality": quality, "markers": markers_on}
+              "jpeg_quality": quality, "markers": markers_on, **sizes}
     return Scene(game, int(seed), difficulty, img, pieces, setup.state, setup.verdict, camera,
                  markers)
+
+
+SIZED_KINDS = ("nox_card", "qwixx_card", "rox_card", "rox_scoring", "nummix_tile",
+               "catbox_card")
+TILE_HEIGHT_PER_SIDE = 40.0 / 28.0  # tile height needed per pixel of the shortest side
+
+
+def min_piece_px(difficulty: str, width: int, height: int) -> float:
+    """The shortest card/tile side a scene guarantees, scaled from 1280×720 to the frame."""
+    return cam.effects(difficulty).min_px * min(width / 1280.0, height / 720.0)
+
+
+def piece_sizes(pose: cam.Pose, items: list[Placed]) -> tuple[np.ndarray, np.ndarray]:
+    """Per flat card/tile: its shortest projected side and its projected upright height
+    (mean of its left and right edges), in pixels."""
+    flat = [p for p in items if p.kind in SIZED_KINDS and not p.truth.extra.get("standing")]
+    if not flat:
+        return np.zeros(0), np.zeros(0)
+    q = pose.project(np.vstack([p.corners for p in flat])).reshape(-1, 4, 2)
+    edges = np.linalg.norm(q - np.roll(q, -1, axis=1), axis=2)  # 01 12 23 30
+    return edges.min(axis=1), (edges[:, 1] + edges[:, 3]) / 2
+
+
+def _frame_pieces(rng: np.random.Generator, fx: cam.Effects, bounds: np.ndarray,
+                  items: list[Placed], width: int, height: int
+                  ) -> tuple[cam.Pose, dict[str, Any]]:
+    """A camera framing the play area (``fx.fill`` of the frame) whose every card and tile
+    is at least ``min_px`` wide (tiles ``TILE_HEIGHT_PER_SIDE`` times that high): a random
+    pose first; if a piece is too small, the frame is filled more, then other turns and
+    gentler tilts are tried (as a user steps closer or turns the phone); the best wins."""
+    need = fx.min_px * min(width / 1280.0, height / 720.0)
+    is_tile = np.array([p.kind == "nummix_tile" for p in items if p.kind in SIZED_KINDS
+                        and not p.truth.extra.get("standing")], bool)
+
+    def score(pose: cam.Pose) -> float:
+        short, tall = piece_sizes(pose, items)
+        if not len(short):
+            return 1.0
+        ratio = short.min() / need
+        if is_tile.any():
+            ratio = min(ratio, float(tall[is_tile].min()) / (need * TILE_HEIGHT_PER_SIDE))
+        return float(ratio)
+
+    pose = cam.make_pose(rng, fx, bounds, width, height)
+    best, best_score, tries = pose, score(pose), 0
+    if best_score < 1.0:
+        for tries in range(1, 25):
+            tilt = pose.tilt if tries <= 8 else fx.tilt[0] + (pose.tilt - fx.tilt[0]) * (
+                1.0 - min(1.0, (tries - 8) / 10))
+            cand = cam.pose_for(bounds, width, height, tilt=tilt,
+                                yaw=pose.yaw if tries == 1 else float(rng.uniform(0, 360)),
+                                roll=pose.roll, fill=fx.fill[1],
+                                shift=rng.uniform(-1, 1, size=2))
+            sc = score(cand)
+            if sc > best_score:
+                best, best_score = cand, sc
+            if best_score >= 1.0:
+                break
+    short, tall = piece_sizes(best, items)
+    img = best.project(bounds)
+    fill = float(max(np.ptp(img[:, 0]) / width, np.ptp(img[:, 1]) / height))
+    info: dict[str, Any] = {"fill": round(fill, 3), "framing_tries": tries,
+                            "min_piece_px_wanted": round(need, 1)}
+    if len(short):
+        info["piece_px"] = [round(float(short.min()), 1), round(float(short.max()), 1)]
+        if is_tile.any():
+            info["tile_height_px"] = [round(float(tall[is_tile].min()), 1),
+                                      round(float(tall[is_tile].max()), 1)]
+    return best, info
 
 
 def _bbox(quad: np.ndarray, width: int, height: int) -> tuple[int, int, int, int]:

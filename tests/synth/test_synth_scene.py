@@ -108,3 +108,28 @@ def test_hand_marks_what_it_covers() -> None:
             assert any(p.visible_fraction < 0.98 for p in s.pieces)
             break
     assert found
+
+
+SIZED = ("nox_card", "qwixx_card", "rox_card", "rox_scoring", "nummix_tile", "catbox_card")
+
+
+@pytest.mark.parametrize("game", ["nox", "qwixx", "rox", "nummix", "catbox"])
+def test_pieces_are_big_enough_to_read_and_fill_the_frame(game: str) -> None:
+    """At normal difficulty and 1280×720 every flat card/tile's shortest side is ≥ ~28 px
+    (tiles ≥ ~40 px high), measured on the written quads, and pieces plus markers span
+    60–90 % of the frame (lens distortion may move corners a little)."""
+    for seed in range(3):
+        s = render_scene(game, seed=seed, difficulty="normal", width=1280, height=720)
+        quads = [np.array(p.quad) for p in s.pieces
+                 if p.kind in SIZED and not p.extra.get("standing")]
+        assert quads
+        for q in quads:
+            edges = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
+            assert edges.min() >= 28 * 0.93, (seed, edges)
+            if game == "nummix":
+                assert (edges[1] + edges[3]) / 2 >= 40 * 0.93, (seed, edges)
+        pts = np.vstack([np.array(p.quad) for p in s.pieces]
+                        + [np.array(m["quad"]) for m in s.markers])
+        fill = max(np.ptp(pts[:, 0]) / 1280, np.ptp(pts[:, 1]) / 720)
+        assert 0.55 <= fill <= 0.97, (seed, fill)
+        assert s.camera["piece_px"][0] >= 28 - 1e-6 and 0.6 <= s.camera["fill"] <= 0.9
