@@ -14,7 +14,7 @@ from companion.synth.states import GAMES
 def contact_sheet(game: str, *, seeds: range = range(6), difficulty: str | None = None,
                   cols: int = 2, tile: tuple[int, int] = (640, 360)) -> np.ndarray:
     """``len(seeds)`` scenes of ``game`` in a grid (difficulty cycles easy/normal/hard
-    when None), each labelled with its verdict."""
+    when None), each captioned with its verdict on a strip above it."""
     cells = []
     levels = ("easy", "normal", "hard")
     for k, seed in enumerate(seeds):
@@ -24,15 +24,21 @@ def contact_sheet(game: str, *, seeds: range = range(6), difficulty: str | None 
         verdict = "legal" if scene.verdict["valid"] else "illegal: " + ", ".join(
             scene.verdict["rules"])
         text = f"{game} seed {seed} {level} - {verdict}"
-        cv2.putText(img, text, (8, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 3,
-                    cv2.LINE_AA)
-        cv2.putText(img, text, (8, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (255, 255, 255), 1,
-                    cv2.LINE_AA)
+        img = np.vstack([caption_strip(text, tile[0]), img])
         cells.append(img)
     while len(cells) % cols:
         cells.append(np.zeros_like(cells[0]))
     rows = [np.hstack(cells[i:i + cols]) for i in range(0, len(cells), cols)]
     return np.vstack(rows)
+
+
+def caption_strip(text: str, width: int, height: int = 26) -> np.ndarray:
+    """The caption written once, in white on a solid dark strip above the scene (text
+    drawn over the picture looked doubled after JPEG)."""
+    strip = np.full((height, width, 3), 32, np.uint8)
+    cv2.putText(strip, text, (8, height - 8), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (255, 255, 255),
+                1, cv2.LINE_AA)
+    return strip
 
 
 def write_contact_sheets(folder: Path, games: tuple[str, ...] = GAMES) -> list[Path]:

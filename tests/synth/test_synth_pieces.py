@@ -73,3 +73,14 @@ def test_nummix_tile_is_cream_with_a_red_number() -> None:
     assert r > 200 and g > 195 and b > 170  # cream
     ink = _ink_hue(img)
     assert ink[2] > ink[0] + 60 and ink[2] > ink[1] + 60  # red number
+
+
+def test_contact_sheet_caption_is_written_once_on_a_solid_strip() -> None:
+    from companion.synth.contact import caption_strip
+
+    strip = caption_strip("nox seed 0 easy - legal", 320)
+    assert strip.shape == (26, 320, 3)
+    grey = strip.max(axis=2)
+    assert (grey == 32).mean() > 0.8  # solid background
+    assert grey.max() == 255  # white text, no dark outline drawn over it
+    assert (grey < 32).sum() == 0
