@@ -1,0 +1,228 @@
+"""What every reader shares: the read result, piece frames, seats, unsure pieces.
+
+A reader works on the image plane with each piece's own frame (centre, right and down
+vectors from its oriented quad): local frames absorb the camera's perspective, so no
+table calibration is needed; seat markers and profiles only name the players.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from companion.calibration.markers import SEAT_IDS, Marker
+from companion.vision.detections import Detections
+
+MIN_CONFIDENCE = 0.5
+"""A piece read with less confidence than this is reported unknown, never guessed."""
+
+Vec = npt.NDArray[np.float64]
+
+
+@dataclass
+class ReadState:
+    """A photo's game state in the check contract (``state``), what could not be read
+    (``unknown``: piece index, what, why), notes, and each piece's role for annotating."""
+
+    game: str
+    state: dict[str, Any]
+    unknown: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    roles: list[dict[str, Any] | None] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        """Everything the state needs was read (nothing unknown)."""
+        return not self.unknown
+
+    def to_json(self) -> dict[str, Any]:
+        return {"state": self.state, "complete": self.complete, "unknown": self.unknown,
+                "notes": self.notes, "roles": self.roles, **self.extra}
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One piece on the image: centre, right and down vectors (a full side each)."""
+
+    centre: Vec
+    right: Vec
+    down: Vec
+
+    @property
+    def width(self) -> float:
+        return float(np.linalg.norm(self.right))
+
+    @property
+    def height(self) -> float:
+        return float(np.linalg.norm(self.down))
+
+    @property
+    def angle(self) -> float:
+        """Direction of the piece's right vector, radians (image: clockwise positive)."""
+        return math.atan2(float(self.right[1]), float(self.right[0]))
+
+    @property
+    def down_angle(self) -> float:
+        """Direction from the piece's top to its bottom: where its reader sits."""
+        return math.atan2(float(self.down[1]), float(self.down[0]))
+
+    def local(self, point: npt.ArrayLike) -> tuple[float, float]:
+        """A point in this piece's frame: (along right, along down) in piece sides."""
+        m = np.column_stack([self.right, self.down])
+        x, y = np.linalg.solve(m, np.asarray(point, np.float64) - self.centre)
+        return float(x), float(y)
+
+
+def frame(quad: npt.ArrayLike) -> Frame:
+    q = np.asarray(quad, np.float64).reshape(4, 2)
+    right = ((q[1] - q[0]) + (q[2] - q[3])) / 2
+    down = ((q[3] - q[0]) + (q[2] - q[1])) / 2
+    return Frame(q.mean(axis=0), right, down)
+
+
+def unsure(detections: Detections, i: int, what: str) -> dict[str, Any] | None:
+    """Why piece ``i`` cannot be used as read (no label, low confidence), or None."""
+    label = detections.labels[i]
+    if label is None:
+        return {"piece": i, "what": what, "why": "not read (no label)"}
+    conf = float(detections.confidences[i])
+    if conf < MIN_CONFIDENCE:
+        alts = detections.data.get("alternatives", (None,) * len(detections))[i]
+        why = f"low confidence {conf:.2f} for {label!r}"
+        if alts:
+            why += f" (alternatives: {alts})"
+        return {"piece": i, "what": what, "why": why}
+    return None
+
+
+def indices(detections: Detections, kinds: Iterable[str]) -> list[int]:
+    wanted = set(kinds)
+    return [i for i in detections if detections.kinds[i] in wanted]
+
+
+def angle_diff(a: float, b: float) -> float:
+    """Smallest absolute difference of two angles (radians)."""
+    d = (a - b) % (2 * math.pi)
+    return min(d, 2 * math.pi - d)
+
+
+def circular_groups(angles: Sequence[float], *, count: int | None = None,
+                    min_gap: float = math.radians(20)) -> list[list[int]]:
+    """Split angles (radians) into groups at the gaps between them: the ``count``
+    widest gaps when the number of groups is known, else every gap wider than
+    ``min_gap``. Groups come in increasing angle (clockwise on an image)."""
+    n = len(angles)
+    if n == 0:
+        return []
+    order = sorted(range(n), key=lambda i: angles[i] % (2 * math.pi))
+    vals = [angles[i] % (2 * math.pi) for i in order]
+    gaps = [((vals[(k + 1) % n] - vals[k]) % (2 * math.pi)) or (2 * math.pi if n == 1 else 0.0)
+            for k in range(n)]
+    ranked = sorted(range(n), key=lambda k: -gaps[k])
+    if count is not None:
+        cuts = [k for k in ranked[:count] if gaps[k] >= min_gap / 2]
+    else:
+        cuts = [k for k in ranked if gaps[k] >= min_gap]
+    if not cuts:
+        return [[order[k] for k in range(n)]]
+    cuts = sorted(cuts)
+    groups = []
+    for a, b in zip(cuts, cuts[1:] + [cuts[0] + n], strict=True):
+        groups.append([order[k % n] for k in range(a + 1, b + 1)])
+    return groups
+
+
+def mean_angle(angles: Iterable[float]) -> float:
+    xs = list(angles)
+    return math.atan2(sum(math.sin(a) for a in xs), sum(math.cos(a) for a in xs))
+
+
+@dataclass(frozen=True)
+class SeatMark:
+    """A seat seen in the photo: its order number (0 = seat 1), name and image place."""
+
+    number: int
+    name: str
+    xy: Vec
+
+
+def marker_list(markers: Iterable[Any]) -> list[Marker]:
+    """Markers as ``Marker`` objects; also accepts dicts ``{"id", "quad"|"corners"}``
+    (the renderer's and the JSON output's shape)."""
+    out = []
+    for m in markers:
+        if isinstance(m, Marker):
+            out.append(m)
+        elif isinstance(m, Mapping):
+            corners = m.get("corners", m.get("quad"))
+            out.append(Marker(int(m["id"]), np.asarray(corners, np.float32).reshape(4, 2)))
+    return out
+
+
+def seats(markers: Iterable[Any], profile: Any = None,
+          players: Sequence[str] | None = None) -> list[SeatMark]:
+    """The seats the photo shows (seat markers 10-15), else those of a table profile.
+    Seat k is named ``players[k]`` when names are given, else the profile's name,
+    else ``P{k+1}``."""
+    found: list[SeatMark] = []
+    for m in marker_list(markers):
+        if m.id in SEAT_IDS:
+            k = SEAT_IDS.index(m.id)
+            found.append(SeatMark(k, _seat_name(k, players, None), m.centre.astype(np.float64)))
+    if not found and profile is not None:
+        for s in getattr(profile, "seats", ()):
+            k = SEAT_IDS.index(s.marker_id) if s.marker_id in SEAT_IDS else len(found)
+            found.append(SeatMark(k, _seat_name(k, players, s.name),
+                                  np.asarray(s.image_xy, np.float64)))
+    return sorted(found, key=lambda s: s.number)
+
+
+def _seat_name(k: int, players: Sequence[str] | None, given: str | None) -> str:
+    if players is not None and k < len(players):
+        return players[k]
+    return given or f"P{k + 1}"
+
+
+def assign(costs: npt.NDArray[np.float64]) -> list[tuple[int, int]]:
+    """A minimum-cost matching of rows to columns (exhaustive for the handful of seats
+    at a table, greedy beyond): pairs (row, column)."""
+    rows, cols = costs.shape
+    if rows == 0 or cols == 0:
+        return []
+    import itertools
+
+    if max(rows, cols) <= 7:
+        best: tuple[float, list[tuple[int, int]]] = (math.inf, [])
+        if rows <= cols:
+            for perm in itertools.permutations(range(cols), rows):
+                c = float(sum(costs[r, perm[r]] for r in range(rows)))
+                if c < best[0]:
+                    best = (c, [(r, perm[r]) for r in range(rows)])
+        else:
+            for perm in itertools.permutations(range(rows), cols):
+                c = float(sum(costs[perm[k], k] for k in range(cols)))
+                if c < best[0]:
+                    best = (c, [(perm[k], k) for k in range(cols)])
+        return sorted(best[1])
+    pairs = []
+    used_r: set[int] = set()
+    used_c: set[int] = set()
+    for r, c in sorted(np.ndindex(rows, cols), key=lambda rc: costs[rc]):
+        if r not in used_r and c not in used_c:
+            pairs.append((r, c))
+            used_r.add(r)
+            used_c.add(c)
+    return sorted(pairs)
+
+
+def default_names(count: int, players: Sequence[str] | None) -> list[str]:
+    """Names for ``count`` players in seat order: the given names, else P1…Pn."""
+    if players is not None and len(players) >= count:
+        return list(players[:count])
+    return [f"P{k + 1}" for k in range(count)]

@@ -1,0 +1,131 @@
+"""Nox from a photo: kitties by seat, each stack its top card (RULES.md §1).
+
+The locator reports only the top card of a stack, so a stack is read as its top card:
+the tops fix the round's scores (``nox.colours``), ``nox.merge`` and ``nox.max_stacks``;
+``nox.cover_colour`` (a mixed stack) cannot be seen from above.
+
+Kitties are grouped by the way their cards face: a kitty lies in front of its player,
+reading upright for them, so each card's top-to-bottom direction points to its owner's
+seat. Groups are the clusters of that direction; a kitty's stacks are listed left to
+right as its owner sees them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from companion.readers.common import (
+    Frame,
+    ReadState,
+    SeatMark,
+    assign,
+    circular_groups,
+    frame,
+    indices,
+    mean_angle,
+    seats,
+    unsure,
+)
+from companion.vision.detections import Detections
+
+SEAT_GAP = math.radians(25)
+"""Kitties whose cards face directions this far apart belong to different seats."""
+FIRST_SEAT_DIRECTION = math.pi / 2
+"""Without seat markers P1 is the seat nearest the camera (the photo's bottom edge,
+image angle +90°); the others follow clockwise."""
+
+
+def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = None,
+         players: Sequence[str] | None = None, **_: Any) -> ReadState:
+    cards = indices(detections, ("nox_card",))
+    result = ReadState("nox", {}, roles=[None] * len(detections))
+    good: list[int] = []
+    bad: set[int] = set()
+    for i in cards:
+        problem = unsure(detections, i, "nox card")
+        label = detections.labels[i]
+        if problem is None and label is not None and not _is_card(label):
+            problem = {"piece": i, "what": "nox card", "why": f"not a Nox card: {label!r}"}
+        if problem is not None:
+            result.unknown.append(problem)
+            bad.add(i)
+        good.append(i)  # an unsure card still shows where a kitty and a stack are
+    frames = {i: frame(detections.quads[i]) for i in good}
+    seat_marks = seats(markers, profile, players)
+    count = len(seat_marks) if seat_marks else (len(players) if players else None)
+    groups = [[good[k] for k in g] for g in circular_groups(
+        [frames[i].down_angle for i in good], count=count, min_gap=SEAT_GAP)]
+    directions = [mean_angle(frames[i].down_angle for i in g) for g in groups]
+    names = _name_groups(groups, directions, frames, seat_marks, players, result)
+    kitties: dict[str, list[list[int]]] = {}
+    for name, group in zip(names, groups, strict=True):
+        ordered = sorted(group, key=lambda i: _along(frames, group, i))
+        stacks = []
+        for s, i in enumerate(ordered):
+            label = detections.labels[i]
+            result.roles[i] = {"role": "top card", "player": name, "stack": s + 1}
+            if i not in bad and label is not None:
+                stacks.append([int(label)])
+        kitties[name] = stacks
+    order = [s.name for s in seat_marks] if seat_marks else []
+    order += [n for n in names if n not in order]
+    if players and not seat_marks:
+        order += [p for p in players if p not in order]
+    result.state = {"game": "nox", "players": order,
+                    "kitties": {p: kitties.get(p, []) for p in order}}
+    if len(order) < 2:
+        result.notes.append(f"{len(order)} kitty found: Nox needs at least two players")
+    return result
+
+
+def _is_card(label: str) -> bool:
+    return label.isdigit() and 1 <= int(label) <= 15
+
+
+def _along(frames: dict[int, Frame], group: list[int], i: int) -> float:
+    """Position along the kitty, left to right as its owner reads the cards."""
+    right = np.mean([frames[k].right / max(frames[k].width, 1e-9) for k in group], axis=0)
+    return float(frames[i].centre @ right)
+
+
+def _name_groups(groups: list[list[int]], directions: list[float], frames: dict[int, Frame],
+                 seat_marks: list[SeatMark], players: Sequence[str] | None,
+                 result: ReadState) -> list[str]:
+    """Each kitty's player: the nearest seat marker behind it, else P1…Pn clockwise
+    from the seat nearest the camera (or the given names in that order)."""
+    if not groups:
+        return []
+    if seat_marks:
+        costs = np.zeros((len(groups), len(seat_marks)))
+        for g, group in enumerate(groups):
+            centre = np.mean([frames[i].centre for i in group], axis=0)
+            size = np.mean([frames[i].height for i in group])
+            out = np.array([math.cos(directions[g]), math.sin(directions[g])])
+            for s, mark in enumerate(seat_marks):
+                offset = mark.xy - centre
+                # behind the kitty (in its owner's direction) and near it
+                costs[g, s] = np.linalg.norm(offset) / size - 2.0 * float(
+                    offset @ out) / (np.linalg.norm(offset) + 1e-9)
+        pairs = dict(assign(costs))
+        names = []
+        for g in range(len(groups)):
+            if g in pairs:
+                names.append(seat_marks[pairs[g]].name)
+            else:
+                names.append(f"seat{len(seat_marks) + g + 1}")
+                result.notes.append("a kitty with no seat marker behind it")
+        return names
+    start = min(range(len(groups)), key=lambda g: abs(math.remainder(
+        directions[g] - FIRST_SEAT_DIRECTION, 2 * math.pi)))
+    names = [""] * len(groups)
+    given = list(players) if players and len(players) >= len(groups) else None
+    for k in range(len(groups)):
+        g = (start + k) % len(groups)
+        names[g] = given[k] if given else f"P{k + 1}"
+    result.notes.append("no seat markers: players named clockwise from the seat nearest "
+                        "the camera")
+    return names

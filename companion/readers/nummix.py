@@ -1,0 +1,268 @@
+"""Nummix from a photo: the table's tiles snapped to grid cells, racks apart (RULES.md §4).
+
+1. Tiles touching side to side form groups; each group is snapped cell by cell, walking
+   from a tile to its neighbour in the tile's own image frame (the frame absorbs the
+   camera's perspective and the grid's rotation: cells follow the tiles' own axes).
+2. Tiles standing on a rack are read apart: the vision's ``standing`` flag if it gives
+   one; else, with the table's corner markers (or a profile), a tile that is not a
+   27×37 rectangle on the table plane; else a single row whose tiles look much
+   shorter or taller than the table's other tiles.
+3. Groups that lie on one lattice near each other (constructs side by side, rows apart)
+   share a grid; the others are separate grids, written one under another with an
+   empty row between them (blank space between groups changes no construct).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from companion.calibration.markers import TABLE_CORNER_IDS
+from companion.readers.common import ReadState, frame, indices, marker_list, unsure
+from companion.vision.detections import Detections
+
+TILE = np.array([27.0, 37.0])
+"""A tile's width and height (mm) as COMPONENTS.md gives them."""
+PITCH = TILE + 0.7
+"""Centre-to-centre distance of touching tiles (mm): the tile and a thin gap."""
+FLAT_ASPECT = 0.05
+"""On the table plane a lying tile's height/width is 37/27 within this share."""
+RACK_ASPECT = 0.2
+"""Without a table plane: a single row whose tiles' height/width differs this much
+(as a share) from the other tiles' is a rack."""
+SNAP = 0.3
+JOIN_SNAP = 0.15
+"""Tighter for joining groups into one grid: a wrong join would make tiles touch."""
+"""A tile more than this far (in cells) from a lattice point is not on that lattice."""
+SAME_AXIS = math.radians(3)
+"""Groups this close in angle (and on one lattice) may share one grid."""
+NEAR = 3
+"""Groups this close (cells) may share a grid: constructs in a row or rows apart."""
+
+TOUCH_AXIS = math.radians(8)
+"""Tiles turned further apart than this do not line up in one construct."""
+
+Cells = dict[int, tuple[int, int]]
+
+
+def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = None,
+         **_: Any) -> ReadState:
+    tiles = indices(detections, ("nummix_tile",))
+    result = ReadState("nummix", {"game": "nummix", "grid": []}, roles=[None] * len(detections))
+    bad: set[int] = set()
+    for i in tiles:
+        problem = unsure(detections, i, "tile")
+        if problem is not None:
+            result.unknown.append(problem)
+            bad.add(i)
+    if not tiles:
+        result.notes.append("no tiles found")
+        return result
+    quads = detections.quads.astype(np.float64)
+    groups = _touching_image(quads, tiles)
+    standing = _standing(detections, quads, groups, _table_homography(markers, profile))
+    grids = _grids(quads, [g for g in groups if not set(g) & standing])
+    lines: list[str] = []
+    for g, cells in enumerate(grids):
+        r0 = min(r for r, _ in cells.values())
+        c0 = min(c for _, c in cells.values())
+        rows = max(r for r, _ in cells.values()) - r0 + 1
+        cols = max(c for _, c in cells.values()) - c0 + 1
+        table = [["."] * cols for _ in range(rows)]
+        if lines:
+            lines.append(" ".join(["."] * cols))
+        for i, (r, c) in cells.items():
+            if table[r - r0][c - c0] != ".":
+                result.notes.append(f"two tiles on one cell ({r - r0 + 1}, {c - c0 + 1})")
+            label = detections.labels[i]
+            table[r - r0][c - c0] = "?" if i in bad or label is None else label
+            result.roles[i] = {"role": "tile", "grid": g + 1, "row": len(lines) + r - r0 + 1,
+                               "column": c - c0 + 1}
+        lines.extend(" ".join(row) for row in table)
+    width = max((len(line.split()) for line in lines), default=0)
+    result.state["grid"] = [" ".join(line.split() + ["."] * (width - len(line.split())))
+                            for line in lines]
+    if any("?" in line.split() for line in lines):
+        result.notes.append("unknown tiles are shown as '?' in the grid: check needs them read")
+    racks = _racks(quads, [g for g in groups if set(g) & standing])
+    result.extra["racks"] = [[detections.labels[i] for i in rack] for rack in racks]
+    for k, rack in enumerate(racks):
+        for pos, i in enumerate(rack):
+            result.roles[i] = {"role": "rack tile", "rack": k + 1, "position": pos + 1}
+    if len(grids) > 1:
+        result.notes.append(f"{len(grids)} separate grids, written one under another")
+    return result
+
+
+def _table_homography(markers: Sequence[Any], profile: Any) -> npt.NDArray[np.float64] | None:
+    """Image → table plane (up to scale), from the corner markers or a profile."""
+    found = {m.id: m for m in marker_list(markers)}
+    if all(i in found for i in TABLE_CORNER_IDS):
+        from companion.calibration.table import _table_plane
+
+        plane = _table_plane(found)
+        if plane is not None:
+            return np.asarray(plane[1], np.float64)
+    if profile is not None and getattr(profile, "image_to_table", None) is not None:
+        return np.asarray(profile.image_to_table, np.float64)
+    return None
+
+
+def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: list[list[int]],
+              plane: npt.NDArray[np.float64] | None) -> set[int]:
+    """Tiles standing on a rack, not lying on the table."""
+    flags = detections.data.get("standing")
+    if flags is not None:
+        return {i for g in groups for i in g if flags[i]}
+    if plane is not None:
+        return _off_plane(quads, groups, plane)
+    aspect = {i: frame(quads[i]).height / max(frame(quads[i]).width, 1e-9)
+              for g in groups for i in g}
+    out = set()
+    for g in groups:
+        cells = _snap_image(quads, g)
+        if len(g) < 3 or len({r for r, _ in cells.values()}) != 1:
+            continue
+        others = [aspect[i] for h in groups if h is not g for i in h]
+        if not others:
+            continue
+        ratio = float(np.median([aspect[i] for i in g])) / float(np.median(others))
+        if abs(ratio - 1) > RACK_ASPECT:
+            out.update(g)
+    return out
+
+
+def _off_plane(quads: npt.NDArray[np.float64], groups: list[list[int]],
+               plane: npt.NDArray[np.float64], *, rows_only: bool = False) -> set[int]:
+    """Groups whose tiles are not 27×37 rectangles on the plane (only single rows
+    with ``rows_only``)."""
+    out: set[int] = set()
+    for g in groups:
+        if rows_only and len({r for r, _ in _snap_image(quads, g).values()}) != 1:
+            continue
+        errs = [float(np.abs(_shape_error(quads[i], plane)).max()) for i in g]
+        if float(np.median(errs)) > FLAT_ASPECT:
+            out.update(g)
+    return out
+
+
+def _shape_error(quad: npt.NDArray[np.float64], h: npt.NDArray[np.float64]
+                 ) -> npt.NDArray[np.float64]:
+    """How far a tile mapped by ``h`` is from a 27×37 rectangle: (aspect share, cosine
+    of its corner angle)."""
+    f = frame(cv2.perspectiveTransform(quad.reshape(-1, 1, 2), h).reshape(4, 2))
+    aspect = f.height / max(f.width, 1e-9) / (TILE[1] / TILE[0]) - 1
+    cosine = float(f.right @ f.down) / max(f.width * f.height, 1e-9)
+    return np.array([aspect, cosine])
+
+
+def _touching_image(quads: npt.NDArray[np.float64], tiles: list[int]) -> list[list[int]]:
+    """Groups of tiles touching side to side, judged in each tile's own image frame."""
+    frames = {i: frame(quads[i]) for i in tiles}
+    parent = {i: i for i in tiles}
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a in tiles:
+        fa = frames[a]
+        reach = 1.6 * max(fa.width, fa.height)
+        for b in tiles:
+            if b <= a or np.linalg.norm(frames[b].centre - fa.centre) > reach:
+                continue
+            if abs(math.remainder(fa.angle - frames[b].angle, 2 * math.pi)) > TOUCH_AXIS:
+                continue
+            if _neighbour(fa.local(frames[b].centre)) is not None:
+                parent[find(a)] = find(b)
+    groups: dict[int, list[int]] = {}
+    for i in tiles:
+        groups.setdefault(find(i), []).append(i)
+    return list(groups.values())
+
+
+def _neighbour(xy: tuple[float, float]) -> tuple[int, int] | None:
+    """The side neighbour a displacement (in tile sides) points to, if it is one."""
+    x, y = xy
+    step = (round(x / (PITCH[0] / TILE[0])), round(y / (PITCH[1] / TILE[1])))
+    if abs(step[0]) + abs(step[1]) != 1:
+        return None
+    ex = x - step[0] * PITCH[0] / TILE[0]
+    ey = y - step[1] * PITCH[1] / TILE[1]
+    if abs(ex) > SNAP or abs(ey) > SNAP:
+        return None
+    return int(step[0]), int(step[1])
+
+
+def _snap_image(quads: npt.NDArray[np.float64], group: list[int]) -> Cells:
+    """Cells of a touching group, walking from tile to neighbour in image frames."""
+    frames = {i: frame(quads[i]) for i in group}
+    cells: Cells = {group[0]: (0, 0)}
+    todo = [group[0]]
+    while todo:
+        a = todo.pop()
+        ra, ca = cells[a]
+        for b in group:
+            if b in cells:
+                continue
+            step = _neighbour(frames[a].local(frames[b].centre))
+            if step is not None:
+                cells[b] = (ra + step[1], ca + step[0])
+                todo.append(b)
+    return cells
+
+
+def _grids(quads: npt.NDArray[np.float64], groups: list[list[int]]) -> list[Cells]:
+    """Groups snapped to cells; groups on one lattice near each other share a grid."""
+    frames = {i: frame(quads[i]) for g in groups for i in g}
+    grids: list[Cells] = []
+    for g in sorted(groups, key=len, reverse=True):
+        cells = _snap_image(quads, g)
+        for k, grid in enumerate(grids):
+            joined = _join(frames, grid, cells)
+            if joined is not None:
+                grids[k] = {**grid, **joined}
+                break
+        else:
+            grids.append(cells)
+    return sorted(grids, key=lambda c: min(frames[i].centre[1] for i in c))
+
+
+def _join(frames: dict[int, Any], grid: Cells, cells: Cells) -> Cells | None:
+    """The group's cells on the grid's lattice, if the group lies on it (seen from the
+    grid's nearest tile), near it and touching none of its tiles."""
+    a, b = min(((a, b) for a in grid for b in cells), key=lambda ab: float(
+        np.linalg.norm(frames[ab[0]].centre - frames[ab[1]].centre)))
+    fa, fb = frames[a], frames[b]
+    if abs(math.remainder(fa.angle - fb.angle, 2 * math.pi)) > SAME_AXIS:
+        return None
+    x, y = fa.local(fb.centre)
+    x, y = x / (PITCH[0] / TILE[0]), y / (PITCH[1] / TILE[1])
+    step = (round(y), round(x))
+    if abs(y - step[0]) > JOIN_SNAP or abs(x - step[1]) > JOIN_SNAP or abs(step[0]) + abs(
+            step[1]) > NEAR:
+        return None
+    dr = grid[a][0] + step[0] - cells[b][0]
+    dc = grid[a][1] + step[1] - cells[b][1]
+    out = {i: (r + dr, c + dc) for i, (r, c) in cells.items()}
+    taken = set(grid.values())
+    for r, c in out.values():
+        if {(r, c), (r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)} & taken:
+            return None
+    return out
+
+
+def _racks(quads: npt.NDArray[np.float64], groups: list[list[int]]) -> list[list[int]]:
+    """Racks, each left to right as its owner reads the tiles."""
+    out = []
+    for rack in groups:
+        right = np.mean([frame(quads[i]).right for i in rack], axis=0)
+        out.append(sorted(rack, key=lambda i: float(frame(quads[i]).centre @ right)))
+    return out
