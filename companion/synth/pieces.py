@@ -125,13 +125,15 @@ def render_piece(kind: str, label: str, *, rng: np.random.Generator, look: Look 
 
 def render_piece_rgba(kind: str, label: str, *, rng: np.random.Generator, look: Look,
                       height_px: int = 160, edge: Mapping[str, int] | None = None,
-                      sheet: Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Face (BGR) and alpha (uint8) of a piece; cached except for hand-drawn sheets."""
+                      sheet: Mapping[str, Any] | None = None,
+                      marks: list[dict[str, Any]] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Face (BGR) and alpha (uint8) of a piece; cached except for hand-drawn sheets (whose
+    crosses are appended to ``marks`` when given)."""
     _check_kind(kind)
     edge_key = tuple(sorted(edge.items())) if edge else ()
     bgr, alpha = _cached_face(kind, label, edge_key, look, int(height_px))
     if kind == "qwixx_sheet" and sheet is not None:
-        bgr = draw_sheet_marks(bgr, sheet, rng=rng, look=look)
+        bgr = draw_sheet_marks(bgr, sheet, rng=rng, look=look, marks=marks)
     return bgr, alpha
 
 
@@ -538,39 +540,61 @@ def catbox_cell_rect(W: float, H: float, row: int, col: int) -> tuple[float, flo
             left + (col + 1) * cw - cw * 0.06, top + (row + 1) * ch - ch * 0.06)
 
 
+PENS_BGR: tuple[tuple[int, int, int], ...] = (
+    (30, 30, 30), (150, 60, 20), (20, 20, 160), (40, 110, 30), (110, 30, 120), (60, 60, 60))
+MARK_STYLES: tuple[str, ...] = ("x", "stroke", "fill")
+
+
 def draw_sheet_marks(bgr: np.ndarray, sheet: Mapping[str, Any], *, rng: np.random.Generator,
-                     look: Look) -> np.ndarray:
-    """Hand-drawn crosses on a sheet face: an X, a single stroke or a filled box, in one of
-    several pen colours, for every crossed number, lock box and foul."""
+                     look: Look, marks: list[dict[str, Any]] | None = None) -> np.ndarray:
+    """Hand-drawn crosses on a sheet face: an X, a single stroke or a filled box (a
+    player's habit, sometimes another), wobbly, in one of several pen colours (now and then
+    a borrowed pen), for every crossed number, lock box and foul. Appends what it drew to
+    ``marks`` ({box, style, pen}) when given."""
     import cv2
 
     out = bgr.copy()
     H, W = out.shape[:2]
     layout = qwixx_sheet_layout(W, H)
-    pens = [(30, 30, 30), (150, 60, 20), (20, 20, 160), (40, 110, 30), (110, 30, 120)]
-    pen = pens[int(rng.integers(len(pens)))]
+    pen = PENS_BGR[int(rng.integers(len(PENS_BGR)))]
     style = int(rng.integers(3))
-    lw = max(1, round(W / 170 * look.line))
-    boxes: list[tuple[float, float, float, float]] = []
+    lw = max(1, round(W / rng.uniform(130, 220) * look.line))
+    boxes: list[tuple[str, tuple[float, float, float, float]]] = []
     for row in QWIXX_ROWS:
         numbers = qwixx_row_numbers(row)
         for n in sheet.get(row, []):
-            boxes.append(layout[row][numbers.index(int(n))])
+            boxes.append((f"{row} {int(n)}", layout[row][numbers.index(int(n))]))
         if row in sheet.get("locks", []):
-            boxes.append(layout[row][11])
-    boxes.extend(layout["fouls"][: int(sheet.get("fouls", 0))])
-    for x0, y0, x1, y1 in boxes:
+            boxes.append((f"{row} lock", layout[row][11]))
+    boxes.extend((f"foul {k + 1}", b) for k, b in enumerate(
+        layout["fouls"][: int(sheet.get("fouls", 0))]))
+
+    def wobbly(a: tuple[float, float], b: tuple[float, float], width: int) -> None:
+        """A pen stroke: a slightly bent line through a jittered middle point."""
+        mid = ((a[0] + b[0]) / 2 + rng.normal(0, 0.6), (a[1] + b[1]) / 2 + rng.normal(0, 0.6))
+        pts = np.array([_pt(a), _pt(mid), _pt(b)], np.int32)
+        cv2.polylines(out, [pts], False, ink, width, cv2.LINE_AA)
+
+    for name, (x0, y0, x1, y1) in boxes:
         j = rng.uniform(-0.12, 0.12, size=4) * (x1 - x0)
         p = [(x0 + j[0], y0 + j[1]), (x1 + j[2], y1 + j[3]), (x1 - j[1], y0 + j[0]),
              (x0 - j[3], y1 - j[2])]
         s = style if rng.random() < 0.85 else int(rng.integers(3))
+        ink = pen if rng.random() < 0.9 else PENS_BGR[int(rng.integers(len(PENS_BGR)))]
         if s == 0:
-            cv2.line(out, _pt(p[0]), _pt(p[1]), pen, lw, cv2.LINE_AA)
-            cv2.line(out, _pt(p[2]), _pt(p[3]), pen, lw, cv2.LINE_AA)
+            wobbly(p[0], p[1], lw)
+            wobbly(p[2], p[3], lw)
         elif s == 1:
-            cv2.line(out, _pt(p[3]), _pt(p[2]), pen, lw + 1, cv2.LINE_AA)
+            wobbly(p[3], p[2], lw + 1)
         else:
-            cv2.rectangle(out, _pt((x0 + 2, y0 + 2)), _pt((x1 - 2, y1 - 2)), pen, -1)
+            m = (x1 - x0) * 0.12
+            k = j * 0.3
+            poly = np.array([_pt((x0 + m + k[0], y0 + m)), _pt((x1 - m, y0 + m + k[1])),
+                             _pt((x1 - m + k[2], y1 - m)), _pt((x0 + m, y1 - m + k[3]))],
+                            np.int32)
+            cv2.fillPoly(out, [poly], ink, cv2.LINE_AA)
+        if marks is not None:
+            marks.append({"box": name, "style": MARK_STYLES[s], "pen": list(ink)})
     return out
 
 

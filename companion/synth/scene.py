@@ -27,7 +27,7 @@ from companion.synth.pieces import (
     pooled_look,
     render_piece_rgba,
 )
-from companion.synth.states import GAMES, GameSetup, catbox_board, make_state
+from companion.synth.states import GAMES, GameSetup, catbox_blocked, catbox_board, make_state
 
 THICKNESS_MM = {"nummix_tile": 6.0, "token": 0.9, "rox_card": 0.4, "qwixx_sheet": 0.1,
                 "catbox_board": 2.0}
@@ -328,16 +328,27 @@ def _layout_catbox(setup: GameSetup, L: _Layout) -> list[tuple[float, float, flo
         pt = top + (bottom - top) * v
         L.add("token", tokens[player], pt[0], pt[1], rng.uniform(0, 360), z=z, owner=player,
               cell=[colour, number])
+    revealed = setup.state.get("revealed", [])
+    blocked = {cell: "revealed" for cell in catbox_blocked(revealed)}
     for c in range(CATBOX_NUMBERS_MAX):
-        if c + 1 > setup.extra["numbers"]:  # unused columns: blocked with observed tokens
-            for r in range(4):
-                x0, y0, x1, y1 = catbox_cell_rect(bw, bh, r, c)
-                u, v = (x0 + x1) / 2 / bw, (y0 + y1) / 2 / bh
-                top = corners[0] + (corners[1] - corners[0]) * u
-                bottom = corners[3] + (corners[2] - corners[3]) * u
-                pt = top + (bottom - top) * v
-                L.add("token", "observed", pt[0], pt[1], rng.uniform(0, 360), z=z,
-                      cell=[CATBOX_ROWS[r], c + 1])
+        for r in range(4):
+            why = "unused" if c + 1 > setup.extra["numbers"] else blocked.get(
+                (CATBOX_ROWS[r], c + 1))
+            if why is None:
+                continue
+            # blocked cells (unused columns; two players: cells of revealed cards) carry
+            # observed tokens
+            x0, y0, x1, y1 = catbox_cell_rect(bw, bh, r, c)
+            u, v = (x0 + x1) / 2 / bw, (y0 + y1) / 2 / bh
+            top = corners[0] + (corners[1] - corners[0]) * u
+            bottom = corners[3] + (corners[2] - corners[3]) * u
+            pt = top + (bottom - top) * v
+            L.add("token", "observed", pt[0], pt[1], rng.uniform(0, 360), z=z,
+                  cell=[CATBOX_ROWS[r], c + 1], extra={"blocked": why})
+    for k, number in enumerate(revealed):  # the revealed cards lie face up by the board
+        L.add("catbox_card", str(number), -bw / 2 - 50 + rng.normal(0, 3),
+              (k - 1) * 70 + rng.normal(0, 3), 90 + rng.normal(0, 6),
+              extra={"revealed": True})
     trick = setup.extra["trick"]
     plays = setup.state["plays"]
     for k, idx in enumerate(trick):
@@ -607,8 +618,11 @@ def _draw_piece(image: np.ndarray, ids: np.ndarray, idx: int, p: Placed, pose: c
     if p.kind in ("qwixx_sheet", "catbox_board"):
         height_px = min(height_px, 320)  # big flat pieces: enough detail, far cheaper
     if p.sheet is not None:
+        marks: list[dict[str, Any]] = []
         face, alpha = render_piece_rgba(p.kind, p.label, rng=rng, look=p.look,
-                                        height_px=height_px, edge=p.truth.edge, sheet=p.sheet)
+                                        height_px=height_px, edge=p.truth.edge, sheet=p.sheet,
+                                        marks=marks)
+        p.truth.extra["marks"] = marks
         bgra = np.dstack([face, alpha])
     else:
         edge_key = tuple(sorted(p.truth.edge.items())) if p.truth.edge else ()
@@ -680,13 +694,24 @@ def _marker_image(mid: int) -> np.ndarray:
     return _MARKERS[mid]
 
 
+# skin tones (RGB) from very light to very dark; a hand takes a random blend of two
+# neighbours, so tones vary continuously
+SKIN_RGB = ((255, 224, 200), (241, 194, 167), (224, 172, 135), (198, 134, 98),
+            (160, 104, 72), (120, 76, 52), (88, 56, 40))
+SLEEVES_BGR = ((40, 40, 44), (120, 70, 30), (60, 60, 150), (200, 200, 200), (40, 90, 40),
+               (150, 120, 90))
+
+
 def _draw_hand(image: np.ndarray, rng: np.random.Generator, width: int, height: int
                ) -> np.ndarray:
-    """A hand-like occluder (palm and fingers) entering from an edge; returns its mask.
-    Drawn at a quarter of the resolution (it is soft anyway) and scaled up."""
+    """A hand entering from an edge (palm, tapered fingers, thumb, sometimes a sleeve) in
+    a random skin tone, rounded by shading, lit from one side, with a faint skin texture,
+    a soft edge and a soft shadow on the table; returns the mask of what it hides.
+    Shapes are drawn at a quarter of the resolution and only the hand's box is blended."""
     q = 4
     sw, sh = width // q, height // q
     mask = np.zeros((sh, sw), np.uint8)
+    sleeve = np.zeros((sh, sw), np.uint8)
     edge = int(rng.integers(4))
     t = rng.uniform(0.2, 0.8)
     s = min(sw, sh) * rng.uniform(0.18, 0.3)
@@ -695,36 +720,74 @@ def _draw_hand(image: np.ndarray, rng: np.random.Generator, width: int, height: 
     inward = [(0, 1), (-1, 0), (0, -1), (1, 0)][edge]
     ang = math.atan2(inward[1], inward[0]) + rng.normal(0, 0.35)
     d = np.array([math.cos(ang), math.sin(ang)])
-    n = np.array([-d[1], d[0]])
+    n = np.array([-d[1], d[0]]) * (1 if rng.random() < 0.5 else -1)  # left or right hand
     palm = np.array(entry) + d * s * 0.9
 
     def P(v: np.ndarray) -> tuple[int, int]:
         return int(v[0] * 16), int(v[1] * 16)
 
-    cv2.ellipse(mask, P(palm), (int(s * 0.75 * 16), int(s * 0.55 * 16)),
+    cv2.ellipse(mask, P(palm), (int(s * 0.72 * 16), int(s * 0.55 * 16)),
                 math.degrees(ang), 0, 360, 255, -1, cv2.LINE_AA, 4)
-    arm_end = np.array(entry) - d * s
-    cv2.line(mask, P(arm_end), P(palm), 255, max(1, int(s * 0.9)), cv2.LINE_AA, 4)
-    for k in range(4):
-        base = palm + d * s * 0.5 + n * s * (k - 1.5) * 0.28
-        tip = base + d * s * rng.uniform(0.45, 0.75) + n * s * (k - 1.5) * 0.08
-        cv2.line(mask, P(base), P(tip), 255, max(2, int(s * 0.18)), cv2.LINE_AA, 4)
-    thumb = palm + n * s * 0.55
-    tip = thumb + (d * 0.4 + n * 0.6) * s * 0.6
-    cv2.line(mask, P(thumb), P(tip), 255, max(2, int(s * 0.2)), cv2.LINE_AA, 4)
-    skin = np.array([rng.uniform(90, 170), rng.uniform(120, 190), rng.uniform(160, 235)],
-                    np.float32)
-    small = mask.astype(np.float32) / 255.0
-    shadow_small = cv2.GaussianBlur(np.roll(small, (int(s * 0.15), int(s * 0.1)), axis=(0, 1)),
-                                    (0, 0), max(1.0, s * 0.12))
-    shading_small = 0.85 + 0.15 * cv2.GaussianBlur(small, (0, 0), max(1.0, s * 0.2))
-    up = (width, height)
-    soft = cv2.resize(small, up, interpolation=cv2.INTER_LINEAR)
-    keep = 1.0 - soft
-    keep *= 1.0 - 0.45 * cv2.resize(shadow_small, up, interpolation=cv2.INTER_LINEAR)
-    hand_w = soft * cv2.resize(shading_small, up, interpolation=cv2.INTER_LINEAR)
-    img = image.astype(np.float32)
-    img *= keep[:, :, None]
-    img += hand_w[:, :, None] * skin[None, None, :]
-    image[:] = np.clip(img, 0, 255).astype(np.uint8)
-    return soft > 0.5
+    arm_end = np.array(entry) - d * s * 1.5
+    cv2.line(mask, P(arm_end), P(palm - d * s * 0.3), 255, max(1, int(s * 0.8)), cv2.LINE_AA, 4)
+    if rng.random() < 0.6:  # a sleeve over the forearm
+        cv2.line(sleeve, P(arm_end), P(np.array(entry) + d * s * rng.uniform(-0.1, 0.3)), 255,
+                 max(1, int(s * 0.95)), cv2.LINE_AA, 4)
+    spread = rng.uniform(0.02, 0.12)
+    for k, length in enumerate((0.62, 0.72, 0.68, 0.52)):
+        base = palm + d * s * 0.45 + n * s * (k - 1.5) * 0.26
+        tip = base + (d + n * (k - 1.5) * spread) * s * length * rng.uniform(0.8, 1.05)
+        wide = max(2, int(s * 0.2))
+        cv2.line(mask, P(base), P(base + (tip - base) * 0.5), 255, wide, cv2.LINE_AA, 4)
+        cv2.line(mask, P(base + (tip - base) * 0.5), P(tip), 255, max(2, int(wide * 0.85)),
+                 cv2.LINE_AA, 4)
+        cv2.circle(mask, P(tip), int(wide * 0.42 * 16), 255, -1, cv2.LINE_AA, 4)
+    thumb = palm + n * s * 0.5 - d * s * 0.1
+    tip = thumb + (d * 0.45 + n * 0.55) * s * 0.62
+    cv2.line(mask, P(thumb), P(tip), 255, max(2, int(s * 0.22)), cv2.LINE_AA, 4)
+    cv2.circle(mask, P(tip), int(s * 0.1 * 16), 255, -1, cv2.LINE_AA, 4)
+    mask = np.maximum(mask, sleeve)
+
+    # the box the hand and its shadow cover, at quarter and full resolution
+    shift = (int(s * 0.15), int(s * 0.1))
+    ys, xs = np.nonzero(mask)
+    if not len(xs):
+        return np.zeros((height, width), bool)
+    pad = int(s * 0.5) + 4
+    bx0, by0 = max(0, xs.min() - pad), max(0, ys.min() - pad)
+    bx1, by1 = min(sw, xs.max() + pad + shift[1]), min(sh, ys.max() + pad + shift[0])
+    m = mask[by0:by1, bx0:bx1].astype(np.float32) / 255.0
+    m = cv2.GaussianBlur(m, (0, 0), 0.6)  # a soft edge
+    slv = sleeve[by0:by1, bx0:bx1].astype(np.float32) / 255.0
+    # rounded: darker towards the outline; lit from one side; a faint blotchy texture
+    depth = cv2.GaussianBlur(m, (0, 0), max(1.0, s * 0.14))
+    lx, ly = rng.normal(0, 1, 2)
+    hh, ww = m.shape
+    yy, xx = np.mgrid[0:hh, 0:ww].astype(np.float32)
+    side = ((xx - ww / 2) * lx + (yy - hh / 2) * ly) / (math.hypot(lx, ly) * max(hh, ww) + 1e-6)
+    tex = cv2.resize(rng.standard_normal((max(2, hh // 6), max(2, ww // 6))).astype(
+        np.float32), (ww, hh), interpolation=cv2.INTER_CUBIC)
+    shade = (0.62 + 0.42 * np.sqrt(np.clip(depth, 0, 1))) * (1.0 + 0.22 * side) + 0.025 * tex
+    k = rng.uniform(0, len(SKIN_RGB) - 1)
+    lo_, frac = int(k), k - int(k)
+    rgb = np.array(SKIN_RGB[lo_], np.float32) * (1 - frac) + np.array(
+        SKIN_RGB[min(lo_ + 1, len(SKIN_RGB) - 1)], np.float32) * frac
+    skin = rgb[::-1] * rng.uniform(0.94, 1.06, 3)
+    cloth = np.array(SLEEVES_BGR[int(rng.integers(len(SLEEVES_BGR)))], np.float32)
+    colour = (skin[None, None, :] * (1 - slv[:, :, None]) + cloth[None, None, :]
+              * slv[:, :, None]) * shade[:, :, None]
+    moved = np.zeros_like(m)
+    moved[shift[0]:, shift[1]:] = m[:hh - shift[0], :ww - shift[1]]
+    shadow = cv2.GaussianBlur(moved, (0, 0), max(1.0, s * 0.12))
+    X0, Y0 = bx0 * q, by0 * q
+    X1, Y1 = min(width, bx1 * q), min(height, by1 * q)
+    up = (X1 - X0, Y1 - Y0)
+    soft = cv2.resize(m, up, interpolation=cv2.INTER_LINEAR)
+    keep = (1.0 - soft) * (1.0 - 0.45 * cv2.resize(shadow, up, interpolation=cv2.INTER_LINEAR))
+    paint = cv2.resize(colour, up, interpolation=cv2.INTER_LINEAR) * soft[:, :, None]
+    roi = image[Y0:Y1, X0:X1]
+    out = roi.astype(np.float32) * keep[:, :, None] + paint
+    roi[:] = np.clip(out, 0, 255).astype(np.uint8)
+    full = np.zeros((height, width), bool)
+    full[Y0:Y1, X0:X1] = soft > 0.5
+    return full

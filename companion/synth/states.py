@@ -300,7 +300,7 @@ def _nummix(rng: np.random.Generator, legal: bool) -> GameSetup:
     # jokers stand for a tile of their colour pair (nummix.joker)
     for r, c in tiles:
         t = grid[r][c]
-        if rng.random() < 0.06:
+        if rng.random() < (0.3 if _at_crossing(grid, r, c) else 0.06):
             options = [j for j in jokers if t[0] in j[1:]]
             if options and _joker_fits(grid, r, c, t):
                 j = _pick(rng, options)
@@ -341,10 +341,30 @@ def _nummix(rng: np.random.Generator, legal: bool) -> GameSetup:
 
 
 def _joker_fits(grid: list[list[str]], r: int, c: int, tile: str) -> bool:
-    """Only put jokers into horizontal constructs of 3+ tiles not at a crossing."""
-    above = r > 0 and grid[r - 1][c] != "."
-    below = r + 1 < len(grid) and grid[r + 1][c] != "."
-    return not above and not below
+    """A joker may stand in for any number tile (nummix.joker), also at a crossing of a
+    horizontal and a vertical construct, where it takes the one tile that fits both; at
+    most one joker per construct, so what each stands for stays unambiguous."""
+    if tile.startswith("J"):
+        return False
+
+    def line(dr: int, dc: int) -> list[str]:
+        out = []
+        for sign in (-1, 1):
+            rr, cc = r + sign * dr, c + sign * dc
+            while 0 <= rr < len(grid) and 0 <= cc < len(grid[rr]) and grid[rr][cc] != ".":
+                out.append(grid[rr][cc])
+                rr, cc = rr + sign * dr, cc + sign * dc
+        return out
+
+    return all(not t.startswith("J") for t in line(0, 1) + line(1, 0))
+
+
+def _at_crossing(grid: list[list[str]], r: int, c: int) -> bool:
+    """The tile has neighbours both beside it and above/below it."""
+    def filled(rr: int, cc: int) -> bool:
+        return 0 <= rr < len(grid) and 0 <= cc < len(grid[rr]) and grid[rr][cc] != "."
+
+    return (filled(r, c - 1) or filled(r, c + 1)) and (filled(r - 1, c) or filled(r + 1, c))
 
 
 def _free_tiles(pool: dict[str, int], rng: np.random.Generator, k: int) -> list[str]:
@@ -383,18 +403,38 @@ def _construct(rng: np.random.Generator, pool: dict[str, int], room: int) -> lis
 # --------------------------------------------------------------------------- Cat in the Box
 
 CATBOX_COLOURS = ("red", "blue", "yellow", "green")
-CATBOX_NUMBERS = {3: 6, 4: 8, 5: 9}
+CATBOX_NUMBERS = {2: 5, 3: 6, 4: 8, 5: 9}
+CATBOX_BLOCK_ORDER = ("green", "yellow", "blue")
+BLOCKED_SEAT = -1  # a board cell blocked by a revealed card (two players)
+
+
+def catbox_blocked(revealed: list[int]) -> list[tuple[str, int]]:
+    """Two players: the cells the revealed cards block: green for a number shown once,
+    green and yellow for twice, green, yellow and blue for three times."""
+    out = []
+    for k in sorted(set(revealed)):
+        out.extend((colour, k) for colour in CATBOX_BLOCK_ORDER[:revealed.count(k)])
+    return out
 CATBOX_TOKENS = ("red", "blue", "yellow", "green", "purple")
 
 
 def _catbox(rng: np.random.Generator, legal: bool) -> GameSetup:
     """A round's plays replayed from an empty board (the board is built by the plays);
     the last trick lies on the table. Illegal: the last play breaks a declaring rule."""
-    players = _players(rng, 3, 5)
+    players = _players(rng, 2, 2) if rng.random() < 0.25 else _players(rng, 3, 5)
     n = len(players)
     numbers = CATBOX_NUMBERS[n]
     copies = {k: 5 for k in range(1, numbers + 1)}
     board: dict[tuple[str, int], int] = {}
+    revealed: list[int] = []
+    if n == 2:  # 3 of the 5 cards left after dealing are shown and block cells
+        leftover = [int(x) for x in rng.choice([k for k in copies for _ in range(5)], size=5,
+                                               replace=False)]
+        revealed = leftover[:3]
+        for k in revealed:
+            copies[k] -= 1
+        for colour, k in catbox_blocked(revealed):
+            board[(colour, k)] = BLOCKED_SEAT
     barred: list[set[str]] = [set() for _ in players]
     plays: list[dict[str, Any]] = []
     start = int(rng.integers(n))
@@ -434,7 +474,8 @@ def _catbox(rng: np.random.Generator, legal: bool) -> GameSetup:
             seat, leading = leader, True
         else:
             seat, leading = (leader + len(last_trick)) % n, False
-        filled = [(col, num) for (col, num) in board if copies.get(num, 0) > 0]
+        filled = [(col, num) for (col, num), who in board.items()
+                  if copies.get(num, 0) > 0 and who != BLOCKED_SEAT]
         red_open = any(col == "red" for col, _ in board)
         if leading and not red_open and rng.random() < 0.5:
             num = _pick(rng, [k for k in copies if copies[k] > 0 and ("red", k) not in board
@@ -461,7 +502,10 @@ def _catbox(rng: np.random.Generator, legal: bool) -> GameSetup:
         plays.append({"player": players[seat], "card": num, "colour": col})
         last_trick.append(len(plays) - 1)
     tokens = {p: CATBOX_TOKENS[i] for i, p in enumerate(players)}
-    state = {"game": "catbox", "players": players, "start": players[start], "plays": plays}
+    state: dict[str, Any] = {"game": "catbox", "players": players, "start": players[start],
+                             "plays": plays}
+    if revealed:
+        state["revealed"] = revealed
     return GameSetup("catbox", state, _verdict(not rules, rules),
                      {"trick": last_trick, "tokens": tokens, "numbers": numbers})
 

@@ -84,3 +84,24 @@ def test_contact_sheet_caption_is_written_once_on_a_solid_strip() -> None:
     assert (grey == 32).mean() > 0.8  # solid background
     assert grey.max() == 255  # white text, no dark outline drawn over it
     assert (grey < 32).sum() == 0
+
+
+def test_sheet_crosses_come_in_styles_and_pens_with_fouls() -> None:
+    from companion.synth.pieces import render_piece_rgba
+
+    rng = np.random.default_rng(8)
+    sheet = {"red": [2, 3, 5], "yellow": [4], "green": [12, 11, 2], "blue": [],
+             "locks": ["green"], "fouls": 2}
+    styles, pens = set(), set()
+    for _ in range(12):
+        marks: list[dict] = []
+        face, _ = render_piece_rgba("qwixx_sheet", "Anna", rng=rng,
+                                    look=random_look("qwixx_sheet", rng), height_px=200,
+                                    sheet=sheet, marks=marks)
+        assert sorted(m["box"] for m in marks) == sorted(
+            ["red 2", "red 3", "red 5", "yellow 4", "green 12", "green 11", "green 2",
+             "green lock", "foul 1", "foul 2"])
+        styles |= {m["style"] for m in marks}
+        pens |= {tuple(m["pen"]) for m in marks}
+    assert styles == {"x", "stroke", "fill"}
+    assert len(pens) >= 3

@@ -133,3 +133,56 @@ def test_pieces_are_big_enough_to_read_and_fill_the_frame(game: str) -> None:
         fill = max(np.ptp(pts[:, 0]) / 1280, np.ptp(pts[:, 1]) / 720)
         assert 0.55 <= fill <= 0.97, (seed, fill)
         assert s.camera["piece_px"][0] >= 28 - 1e-6 and 0.6 <= s.camera["fill"] <= 0.9
+
+
+def test_catbox_two_player_scenes_block_the_revealed_cards_cells() -> None:
+    from companion.synth.states import catbox_blocked
+
+    seen = 0
+    for seed in range(30):
+        s = render_scene("catbox", seed=seed, width=320, height=180)
+        if len(s.state["players"]) != 2:
+            continue
+        seen += 1
+        assert len(s.state["revealed"]) == 3
+        blocked = {tuple(p.cell) for p in s.pieces  # type: ignore[arg-type]
+                   if p.kind == "token" and p.extra.get("blocked") == "revealed"}
+        assert blocked == set(catbox_blocked(s.state["revealed"]))
+        assert all(colour != "red" for colour, _ in blocked)
+        shown = sorted(int(p.label) for p in s.pieces if p.extra.get("revealed"))
+        assert shown == sorted(s.state["revealed"])
+    assert seen >= 2
+
+
+def test_nummix_jokers_also_sit_at_crossings() -> None:
+    from companion.synth.states import make_state
+
+    at_crossing = 0
+    for seed in range(60):
+        grid = [r.split(" ") for r in make_state("nummix", np.random.default_rng(seed),
+                                                 True).state["grid"]]
+
+        def filled(r: int, c: int, grid: list[list[str]] = grid) -> bool:
+            return 0 <= r < len(grid) and 0 <= c < len(grid[r]) and grid[r][c] != "."
+
+        at_crossing += sum(
+            1 for r, row in enumerate(grid) for c, t in enumerate(row) if t.startswith("J")
+            and (filled(r, c - 1) or filled(r, c + 1)) and (filled(r - 1, c) or filled(r + 1, c)))
+    assert at_crossing >= 5
+
+
+def test_hand_tones_vary_and_its_edge_is_soft() -> None:
+    from companion.synth.scene import _draw_hand
+
+    means = []
+    for seed in range(8):
+        img = np.full((180, 320, 3), 128, np.uint8)
+        mask = _draw_hand(img, np.random.default_rng(seed), 320, 180)
+        assert 0 < mask.mean() < 0.6
+        means.append(img[mask].mean())
+        ring = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)) > mask
+        inner = img[mask].mean(axis=0)
+        # edge pixels blend between the hand and the table (no hard cut-out)
+        assert np.abs(img[ring].astype(float) - 128).mean() > 1.0
+        assert np.abs(img[ring].astype(float).mean(axis=0) - inner).max() > 1.0
+    assert max(means) - min(means) > 40  # light and dark skin
