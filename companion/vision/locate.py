@@ -10,8 +10,9 @@ grid come apart one quad per tile. Quads come out clockwise from a short (top) e
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -41,12 +42,18 @@ WHOLE_FILL = 0.9
 """A blob that fills this much of its rectangle is split as one lattice (a neat row or
 grid); a ragged one is first cut along its grooves."""
 
+LIFT = 15
+"""How much lighter than the table around it (Lab lightness) a piece on a light table is."""
+
 TEXTURED = 12.0
 """Median local spread of lightness (7×7) above which a table counts as textured."""
 
 MAX_SIZE_RATIO = float(np.log(2.0))
 """A piece more than twice as large or as small as the typical one is not a piece (a
 streak of light on the wood)."""
+SNAP_DEPTH = 6.0
+"""A groove this much deeper than the row's median (mean over the row's height) is
+where two touching pieces meet."""
 MIN_SHARE = 0.12
 """A piece under this share of the largest piece's area is table texture."""
 MIN_COVER = 0.35
@@ -99,11 +106,20 @@ def locate(image: Image, *, game: str, profile: Profile | None = None) -> Detect
 
 # ---------------------------------------------------------------- the piece mask
 
-def piece_mask(image: Image) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8],
-                                      npt.NDArray[np.uint8]]:
-    """(raw, whole, cut) masks of light piece pixels (much brighter than the table, or
-    clearly warmer, cream, than a light neutral table; 255 = piece): raw per pixel,
-    whole with holes filled, cut with thin dark grooves removed so touching pieces part."""
+class Masks(NamedTuple):
+    """Piece pixels (255) found by colour: ``raw`` per pixel, ``whole`` with holes (glyphs)
+    filled, ``cut`` with thin dark grooves removed so touching pieces part; ``grooves``
+    says how much darker than its surroundings each pixel is (a groove's depth)."""
+
+    raw: npt.NDArray[np.uint8]
+    whole: npt.NDArray[np.uint8]
+    cut: npt.NDArray[np.uint8]
+    grooves: npt.NDArray[np.uint8]
+
+
+def piece_mask(image: Image) -> Masks:
+    """Masks of light piece pixels: much brighter than the table, clearly warmer (cream)
+    than a light neutral table, or smooth and lighter than a light table around them."""
     lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)
     light, a_ch, b_ch = (lab[..., i].astype(np.int16) for i in range(3))
     sample = lab[::4, ::4].reshape(-1, 3)
@@ -118,7 +134,13 @@ def piece_mask(image: Image) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint
     spread = np.sqrt(np.maximum(cv2.blur(level * level, (7, 7)) - mean * mean, 0))
     textured = l_bg > 130 and float(np.median(spread[::4, ::4])) > TEXTURED
     smooth = (light - l_bg > 25) & (spread < 7) & (chroma < 40) & textured
-    raw = ((brighter | warmer | smooth).astype(np.uint8)) * 255
+    lifted = np.zeros_like(smooth)
+    if l_bg > 130:  # a light table lit unevenly: brighter than the table around it
+        small = cv2.resize(lab[..., 0], None, fx=1 / 8, fy=1 / 8, interpolation=cv2.INTER_AREA)
+        local = cv2.resize(cv2.medianBlur(small, 15), (light.shape[1], light.shape[0]),
+                           interpolation=cv2.INTER_LINEAR).astype(np.int16)
+        lifted = (light - local > LIFT) & (chroma < 40) & (spread < 7)
+    raw = ((brighter | warmer | smooth | lifted).astype(np.uint8)) * 255
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     whole = _fill(cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8)))
     # thin dark lines (the grooves between touching pieces) cut the mask apart
@@ -126,7 +148,7 @@ def piece_mask(image: Image) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint
     cut = raw.copy()
     cut[grooves > GROOVE_DEPTH] = 0
     cut = cv2.erode(cut, np.ones((3, 3), np.uint8))
-    return raw, whole, _fill(cut)
+    return Masks(raw, whole, _fill(cut), grooves)
 
 
 def _fill(mask: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
@@ -143,23 +165,29 @@ def _fill(mask: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
 
 @dataclass(frozen=True)
 class _Blob:
+    """A connected patch of piece pixels and the quadrilateral around it: corners
+    0→1 run along its long side, 1→2 along its short side."""
+
     rect: tuple[tuple[float, float], tuple[float, float], float]
     fill: float  # share of the rectangle the blob covers
     pixels: float  # the blob's area
+    corners: npt.NDArray[np.float32]
 
     @property
     def short(self) -> float:
-        return float(min(self.rect[1]))
+        c = self.corners
+        return float(np.linalg.norm(c[2] - c[1]) + np.linalg.norm(c[3] - c[0])) / 2
 
     @property
     def long(self) -> float:
-        return float(max(self.rect[1]))
+        c = self.corners
+        return float(np.linalg.norm(c[1] - c[0]) + np.linalg.norm(c[2] - c[3])) / 2
 
 
 def _locate_lattice(image: Image, profile: Profile) -> list[npt.NDArray[np.float32]]:
     """Quads of the pieces: a blob of the whole mask that is one clean piece is taken as
     it is; any other blob is cut along its grooves and each part split as a lattice."""
-    raw, whole, cut = piece_mask(image)
+    raw, whole, cut, grooves = piece_mask(image)
     min_area = profile.min_area * image.shape[0] * image.shape[1]
     groups: list[tuple[_Blob | None, list[_Blob]]] = []
     contours, _ = cv2.findContours(whole, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
@@ -177,14 +205,16 @@ def _locate_lattice(image: Image, profile: Profile) -> list[npt.NDArray[np.float
         groups.append((blob, pieces))
     everything = [g[0] for g in groups if g[0] and g[0].fill > WHOLE_FILL]
     everything += [p for g in groups if not (g[0] and g[0].fill > WHOLE_FILL) for p in g[1]]
-    unit = _piece_height(everything, profile.aspect)
+    size = _size_model(everything, profile.aspect)
     quads: list[npt.NDArray[np.float32]] = []
     for blob, parts in groups:
-        pieces = [p for p in parts if _usable(p, unit, profile.aspect)]
-        if blob is not None and (blob.fill > WHOLE_FILL or not pieces):
-            pieces = [blob] if _usable(blob, unit, profile.aspect) else []
+        pieces = [p for p in parts if _usable(p, size and size(p), profile.aspect)]
+        covered = sum(p.pixels for p in pieces)
+        if blob is not None and (blob.fill > WHOLE_FILL or covered < 0.6 * blob.pixels):
+            # a neat blob, or one the grooves only shredded: split it as a whole
+            pieces = [blob] if _usable(blob, size and size(blob), profile.aspect) else []
         for piece in pieces:
-            quads.extend(_split(raw, piece, unit, profile.aspect))
+            quads.extend(_split(raw, grooves, piece, size and size(piece), profile.aspect))
     if quads:  # specks far smaller than the largest piece found are table texture
         areas = np.array([cv2.contourArea(q) for q in quads])
         quads = [q for q, a in zip(quads, areas, strict=True) if a >= MIN_SHARE * areas.max()]
@@ -210,38 +240,62 @@ def _blob(contour: npt.NDArray[np.int32], min_area: float) -> _Blob | None:
     (w, h) = rect[1]
     if w < 4 or h < 4 or area < 0.3 * w * h:
         return None
-    return _Blob(rect, area / (w * h), area)
+    corners = cv2.boxPoints(rect).astype(np.float32)
+    if area >= RAGGED * w * h and max(w, h) > 1.9 * min(w, h):  # a neat row: its outline
+        hull = cv2.convexHull(contour)
+        perimeter = cv2.arcLength(hull, True)
+        for eps in (0.02, 0.04, 0.06, 0.08):
+            approx = cv2.approxPolyDP(hull, eps * perimeter, True).reshape(-1, 2)
+            if len(approx) <= 4:
+                break
+        if len(approx) == 4 and cv2.contourArea(approx.astype(np.float32)) >= 0.85 * w * h:
+            corners = approx.astype(np.float32)
+    sides = [float(np.linalg.norm(corners[(i + 1) % 4] - corners[i])) for i in range(4)]
+    if sides[0] + sides[2] < sides[1] + sides[3]:
+        corners = np.roll(corners, -1, axis=0)
+    return _Blob(rect, area / (w * h), area, corners)
 
 
-def _is_one_piece(blob: _Blob, unit: float | None, aspect: float) -> bool:
-    """A clean rectangle of one piece's aspect and (when known) the usual size."""
-    ratio = blob.long / blob.short
-    if blob.fill < 0.85 or not 0.85 / aspect < ratio < 1.15 / aspect:
-        return False
-    return unit is None or abs(np.log(blob.long / unit)) < 0.2
-
-
-def _piece_height(blobs: Sequence[_Blob], aspect: float) -> float | None:
-    """The typical long side of one piece in pixels: of the sizes clean blobs suggest
-    (a lone piece's long side, a row's short side, less likely a file's short side
-    over the aspect), the one most blobs agree with (within 20 %); None if no blob is
-    clean."""
+def _size_model(blobs: Sequence[_Blob], aspect: float) -> Callable[[_Blob], float] | None:
+    """The typical long side of one piece in pixels, as it varies across the image
+    (a tilted camera sees far pieces smaller). Clean blobs vote (a lone piece its long
+    side, a row its short side, less likely a file its short side over the aspect);
+    the size most votes agree with is refined by a plane fit over the image; None if
+    no blob is clean."""
     if not blobs:
         return None
     largest = max(b.pixels for b in blobs)  # specks of a textured table do not vote
     neat = [b for b in blobs
             if b.fill > 0.8 and b.long / b.short < 14 and b.pixels > 0.05 * largest]
-    votes = [(b.long, 1.0) for b in neat if 0.85 / aspect < b.long / b.short < 1.15 / aspect]
+    votes = [(b.long, 1.0, b) for b in neat if 0.85 / aspect < b.long / b.short < 1.15 / aspect]
     for b in neat:
         if b.long / b.short > 2.6 * aspect:  # a row of upright pieces, or a file of lying ones
-            votes += [(b.short, 1.0), (b.short / aspect, 1.0 - LYING_ROW_PENALTY * 3)]
+            votes += [(b.short, 1.0, b), (b.short / aspect, 1.0 - LYING_ROW_PENALTY * 3, b)]
     if not votes:
         return None
     values = np.array([v[0] for v in votes])
     weights = np.array([v[1] for v in votes]) * np.sqrt(values)
     support = [weights[np.abs(np.log(values / v)) < 0.2].sum() for v in values]
     centre = values[int(np.argmax(support))]
-    return float(np.median(values[np.abs(np.log(values / centre)) < 0.2]))
+    near = np.abs(np.log(values / centre)) < 0.2
+    typical = float(np.median(values[near]))
+    member = np.abs(np.log(values / typical)) < 0.35
+    if member.sum() < 6:
+        return lambda _blob: typical
+    xy = np.array([v[2].rect[0] for v, keep in zip(votes, member, strict=True) if keep])
+    design = np.column_stack([np.ones(len(xy)), xy])
+    target = np.log(values[member])
+    coef = np.linalg.lstsq(design, target, rcond=None)[0]
+    inlier = np.abs(design @ coef - target) < 0.2
+    if inlier.sum() >= 6:
+        coef = np.linalg.lstsq(design[inlier], target[inlier], rcond=None)[0]
+
+    def size_at(blob: _Blob) -> float:
+        x, y = blob.rect[0]
+        estimate = float(np.exp(coef[0] + coef[1] * x + coef[2] * y))
+        return min(max(estimate, 0.7 * typical), 1.4 * typical)
+
+    return size_at
 
 
 def _lattice_fit(blob: _Blob, unit: float | None, aspect: float) -> tuple[float, int, bool]:
@@ -267,28 +321,24 @@ def _lattice_fit(blob: _Blob, unit: float | None, aspect: float) -> tuple[float,
     return best
 
 
-def _split(raw: npt.NDArray[np.uint8], blob: _Blob, unit: float | None, aspect: float
-           ) -> list[npt.NDArray[np.float32]]:
+def _split(raw: npt.NDArray[np.uint8], grooves: npt.NDArray[np.uint8], blob: _Blob,
+           unit: float | None, aspect: float) -> list[npt.NDArray[np.float32]]:
     """Cut a blob into pieces: choose how many rows of pieces lie across its short axis
     and which way they stand, then cut each row's runs of piece pixels into cells of the
     piece's aspect (so rows offset against each other, as on a rack, still come apart)."""
-    (cx, cy), (w, h), angle = blob.rect
     s, l_ = blob.short, blob.long
     if unit is not None and _ragged_cluster(blob, unit, aspect):
         # a ragged cluster (an L of tiles): rows of upright pieces of the usual size
         m, standing = max(1, round(s / unit)), True
     else:
         _, m, standing = _lattice_fit(blob, unit, aspect)
-    theta = np.deg2rad(angle)
-    ax = np.array([np.cos(theta), np.sin(theta)], np.float32)
-    ay = np.array([-np.sin(theta), np.cos(theta)], np.float32)
-    u, v = (ax, ay) if w >= h else (ay, ax)
-    origin = np.array([cx, cy], np.float32) - u * l_ / 2 - v * s / 2
-    # the raw mask in the blob's frame: x along u (long axis), y along v
+    # the masks in the blob's frame: x along its long side, y along its short side
     cw, ch = max(1, round(l_)), max(1, round(s))
-    to_frame = np.array([[u[0], u[1], -float(u @ origin)],
-                         [v[0], v[1], -float(v @ origin)]], np.float32)
-    frame = cv2.warpAffine(raw, to_frame, (cw, ch), flags=cv2.INTER_NEAREST)
+    box = np.array([[0, 0], [l_, 0], [l_, s], [0, s]], np.float32)
+    to_frame = cv2.getPerspectiveTransform(blob.corners, box)
+    from_frame = np.linalg.inv(to_frame)
+    frame = cv2.warpPerspective(raw, to_frame, (cw, ch), flags=cv2.INTER_NEAREST)
+    depth = cv2.warpPerspective(grooves, to_frame, (cw, ch), flags=cv2.INTER_LINEAR)
     row_h = s / m
     along = row_h * aspect if standing else row_h / aspect
     cells = []
@@ -299,9 +349,10 @@ def _split(raw: npt.NDArray[np.uint8], blob: _Blob, unit: float | None, aspect: 
         for start, stop in _runs(coverage > 0.3, min_len=0.5 * along):
             length = stop - start
             n = max(1, round(length / along))
+            band = depth[round(j * row_h):max(round((j + 1) * row_h), round(j * row_h) + 1)]
+            cuts = _snap_cuts(np.percentile(band, 25, axis=0), start, stop, n)
             for i in range(n):
-                x0 = start + length * i / n
-                x1 = start + length * (i + 1) / n
+                x0, x1 = cuts[i], cuts[i + 1]
                 piece_long = row_h if standing else x1 - x0
                 if unit is not None and abs(np.log(piece_long / unit)) > MAX_SIZE_RATIO:
                     continue
@@ -310,9 +361,30 @@ def _split(raw: npt.NDArray[np.uint8], blob: _Blob, unit: float | None, aspect: 
                     continue
                 corners = [(x0, j * row_h), (x1, j * row_h),
                            (x1, (j + 1) * row_h), (x0, (j + 1) * row_h)]
-                quad = np.array([origin + u * x + v * y for x, y in corners], np.float32)
+                quad = cv2.perspectiveTransform(
+                    np.array([corners], np.float32), from_frame).reshape(4, 2)
                 cells.append(short_edge_first(quad))
     return cells
+
+
+def _snap_cuts(profile: npt.NDArray[np.float64], start: int, stop: int, n: int
+               ) -> list[float]:
+    """Where to cut a run of ``n`` touching pieces: at equal steps, each inner cut moved
+    to the deepest groove within a third of a piece of it (pieces are not all equal)."""
+    step = (stop - start) / n
+    cuts = [start + step * i for i in range(n + 1)]
+    if n < 2:
+        return cuts
+    floor = float(np.median(profile[start:stop]))
+    reach = max(1, int(step / 3))
+    for i in range(1, n):
+        lo, hi = max(start + 1, int(cuts[i]) - reach), min(stop - 1, int(cuts[i]) + reach + 1)
+        if hi <= lo:
+            continue
+        k = lo + int(np.argmax(profile[lo:hi]))
+        if profile[k] > floor + SNAP_DEPTH:
+            cuts[i] = float(k)
+    return cuts
 
 
 def _runs(flags: npt.NDArray[np.bool_], *, min_len: float) -> list[tuple[int, int]]:
