@@ -229,8 +229,9 @@ def _compare_qwixx(scene: Any, read: ReadState) -> Comparison:
         tp, rp = truth["play"], got.get("play")
         same = same and rp is not None and names.get(rp["player"]) == tp["player"] and (
             Counter(rp["cards"]) == Counter(tp["cards"])) and sorted(rp.get("cross", [])) == \
-            sorted(tp["cross"]) and got.get("variant", "standard") == truth.get(
-                "variant", "standard")
+            sorted(tp["cross"])
+        if any(c.startswith("J") for c in tp["cards"]):  # else the variant is not seen
+            same = same and got.get("variant") == "jokers"
     return Comparison(same, _verdict_ok("qwixx", got, set(scene.verdict["rules"])),
                       "" if same else f"read {got} vs {truth}", names)
 
@@ -240,28 +241,44 @@ def _compare_qwixx(scene: Any, read: ReadState) -> Comparison:
 def catbox_truth_board(scene: Any) -> dict[str, list[str]]:
     """The board the scene's plays built (first token on a cell), 9 columns, the unused
     columns blocked."""
-    from companion.synth.states import CATBOX_NUMBERS, catbox_board
+    from companion.synth.states import CATBOX_NUMBERS, catbox_blocked, catbox_board
 
     numbers = CATBOX_NUMBERS[len(scene.state["players"])]
     board = {c: ["." if k < numbers else "#" for k in range(9)]
              for c in ("red", "blue", "yellow", "green")}
+    for colour, number in catbox_blocked(scene.state.get("revealed", [])):
+        board[colour][number - 1] = "#"
     for (colour, number), player in catbox_board(scene.state).items():
         board[colour][number - 1] = player
     return board
 
 
 def _compare_catbox(scene: Any, read: ReadState) -> Comparison:
+    """The board (names by token colour: the scene gives player i colour i) and the
+    trick's cards. The scene's verdict judges its plays, which a board photo does not
+    show, so the verdict compared is the board's own check with zero tricks."""
+    from companion.synth.states import CATBOX_TOKENS
+
+    players = scene.state["players"]
+    rename = {p: p for p in players}
+    rename.update({c: p for c, p in zip(CATBOX_TOKENS, players, strict=False)})
+    got = {row: [rename.get(c, c) for c in cells]
+           for row, cells in read.state.get("board", {}).items()}
     truth = catbox_truth_board(scene)
-    got = read.state.get("board", {})
-    names = {p: p for p in read.state.get("players", [])}
-    same = got == truth and read.state.get("players") == scene.state["players"]
-    trick = [p.label for p in scene.pieces if p.kind == "catbox_card" and not p.covered]
-    same = same and read.extra.get("trick") == [int(t) for t in trick]
-    # a board is scored, not checked play by play: the verdict is the board's own
-    verdict = check("catbox", {**read.state, "tricks": dict.fromkeys(scene.state["players"], 0),
-                               "predictions": None} if False else read.state)
-    return Comparison(same, verdict is not None or "tricks" not in read.state,
-                      "" if same else f"read {got} vs {truth}", names)
+    trick = [int(p.label) for p in scene.pieces if p.kind == "catbox_card" and not p.covered
+             and not p.extra.get("revealed")]
+    revealed = [int(p.label) for p in scene.pieces if p.extra.get("revealed")
+                and not p.covered]
+    same = (got == truth and [rename.get(p, p) for p in read.state.get("players", [])]
+            == players and read.extra.get("trick") == trick
+            and sorted(read.extra.get("revealed", [])) == sorted(revealed))
+    doc = {**read.state, "tricks": dict.fromkeys(read.state.get("players", []), 0)}
+    if len(players) != 2:
+        doc["predictions"] = dict.fromkeys(read.state.get("players", []), 1)
+    verdict = check("catbox", doc)
+    return Comparison(same, verdict is not None and verdict["valid"],
+                      "" if same else f"read {got} {read.extra.get('trick')} vs {truth} {trick}",
+                      {r: rename.get(r, r) for r in read.state.get("players", [])})
 
 
 _COMPARE = {"nox": _compare_nox, "nummix": _compare_nummix, "rox": _compare_rox,
@@ -277,15 +294,18 @@ def hidden(scene: Any) -> int:
 
 def read_scene(scene: Any, detections: Detections | None = None, *, markers: bool = True,
                names: bool = True) -> ReadState:
-    """Read a scene from perfect detections (or the given ones): with the scene's
-    markers and, when ``names``, the players' names in seat order (as a user would
-    give them) and the Rox caller."""
+    """Read a scene from perfect detections (or the given ones), with the scene's
+    markers. When ``names`` and the photo shows seat markers, the players' names in
+    seat order and the Rox caller are given as a user would; without seat markers the
+    reader's own names (P1…) stand (Cat in the Box: names go with token colours)."""
     from companion.readers import read_state
 
     dets = detections if detections is not None else detections_from_scene(scene)
-    players = scene.state.get("players") if names else None
-    if scene.game == "qwixx" and names:
-        players = list(scene.state["sheets"])
+    seated = markers and any(m["id"] >= 10 for m in scene.markers)
+    players = None
+    if names and (seated or scene.game == "catbox"):
+        players = (list(scene.state["sheets"]) if scene.game == "qwixx"
+                   else scene.state.get("players"))
     return read_state(scene.game, dets, image_shape=scene.image.shape,
                       markers=scene.markers if markers else (), players=players,
-                      caller=scene.state.get("caller") if names else None)
+                      caller=scene.state.get("caller") if players else None)

@@ -1,0 +1,166 @@
+"""Cat in the Box from a photo: the research board, and the trick in progress
+(RULES.md §5).
+
+Each token is placed on the board's cell under its centre (the board's own frame: rows
+red, blue, yellow, green top to bottom, columns 1–9 left to right, as our rendered board
+lays them out) and mapped to its player by colour. "observed" tokens block a cell
+(``#``). Tricks won and predictions are not on the table: the user gives them
+(``extra``), else they are reported unknown and the board alone is returned. The
+current trick's cards are read left to right (``extra["trick"]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.readers.common import ReadState, frame, indices, unsure
+from companion.vision.detections import Detections
+
+ROWS = ("red", "blue", "yellow", "green")
+COLUMNS = 9
+TOKEN_COLOURS = ("red", "blue", "yellow", "green", "purple")
+"""Token colours in the order players are given them when names come without a
+colour map: the first player red, the second blue, …"""
+BLOCKED = "observed"
+PLAYERS_BY_NUMBERS = {5: 2, 6: 3, 8: 4, 9: 5}
+"""Numbers in play (columns not blocked) → players (docs/games/catbox.md, set-up)."""
+# the board face: cells inside these margins (shares of the board's width and height)
+GRID_LEFT, GRID_TOP, GRID_WIDTH, GRID_HEIGHT = 0.03, 0.18, 0.94, 0.79
+
+
+def read(detections: Detections, *, players: Sequence[str] | None = None,
+         extra: Mapping[str, Any] | None = None, **_: Any) -> ReadState:
+    extra = dict(extra or {})
+    result = ReadState("catbox", {}, roles=[None] * len(detections))
+    boards = indices(detections, ("catbox_board",))
+    cells: dict[tuple[str, int], str] = {}
+    if not boards:
+        result.unknown.append({"piece": None, "what": "research board", "why": "not found"})
+    else:
+        if len(boards) > 1:
+            result.notes.append(f"{len(boards)} boards found: the largest is read")
+        board = max(boards, key=lambda i: abs(cv2.contourArea(detections.quads[i])))
+        result.roles[board] = {"role": "research board"}
+        cells = _tokens(detections, board, result)
+    colour_of = _players(cells, players, extra, result)
+    names = list(colour_of.values())
+    blocked_cols = {n for (_, n), c in cells.items() if c == BLOCKED}
+    board_out = {row: ["." for _ in range(COLUMNS)] for row in ROWS}
+    for (row, number), colour in cells.items():
+        if colour == BLOCKED:
+            board_out[row][number - 1] = "#"
+        elif colour in colour_of:
+            board_out[row][number - 1] = colour_of[colour]
+        else:
+            result.notes.append(f"a {colour} token on {row} {number}: no player has that "
+                                "colour")
+    state: dict[str, Any] = {"game": "catbox", "players": names, "board": board_out}
+    for key in ("tricks", "predictions", "paradox"):
+        if key in extra:
+            state[key] = extra[key]
+    if "tricks" not in state:
+        result.unknown.append({"piece": None, "what": "tricks",
+                               "why": "tricks won are not on the table: give them"})
+    if "predictions" not in state and len(names) != 2:
+        result.unknown.append({"piece": None, "what": "predictions",
+                               "why": "predictions are not on the table: give them"})
+    result.state = state
+    result.extra["trick"], result.extra["revealed"] = _cards(detections, boards, result)
+    if blocked_cols:
+        result.extra["blocked_columns"] = sorted(blocked_cols)
+    return result
+
+
+def _tokens(detections: Detections, board: int, result: ReadState
+            ) -> dict[tuple[str, int], str]:
+    """(row, number) → token colour for every token on the board."""
+    unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+    to_board = cv2.getPerspectiveTransform(detections.quads[board].astype(np.float32), unit)
+    cells: dict[tuple[str, int], str] = {}
+    for i in indices(detections, ("token",)):
+        problem = unsure(detections, i, "token")
+        centre = frame(detections.quads[i]).centre
+        u, v = cv2.perspectiveTransform(centre.reshape(1, 1, 2), to_board).ravel()
+        col = int(np.floor((u - GRID_LEFT) / (GRID_WIDTH / COLUMNS)))
+        row = int(np.floor((v - GRID_TOP) / (GRID_HEIGHT / len(ROWS))))
+        if not (0 <= col < COLUMNS and 0 <= row < len(ROWS)):
+            result.roles[i] = {"role": "token off the board"}
+            continue
+        key = (ROWS[row], col + 1)
+        result.roles[i] = {"role": "token", "cell": [ROWS[row], col + 1]}
+        if problem is not None:
+            result.unknown.append(problem)
+            continue
+        label = str(detections.labels[i])
+        if label != BLOCKED and label not in TOKEN_COLOURS:
+            result.unknown.append({"piece": i, "what": "token", "why": f"colour {label!r}"})
+            continue
+        if key in cells:
+            result.notes.append(f"two tokens on {key[0]} {key[1]}")
+        cells[key] = label
+    return cells
+
+
+def _players(cells: dict[tuple[str, int], str], players: Sequence[str] | None,
+             extra: Mapping[str, Any], result: ReadState) -> dict[str, str]:
+    """Token colour → player name, in seat order."""
+    given = extra.get("tokens")
+    if isinstance(given, Mapping):
+        return {str(c): str(p) for c, p in given.items()}
+    if players:
+        return dict(zip(TOKEN_COLOURS, players, strict=False))
+    seen = {c for c in cells.values() if c != BLOCKED}
+    full = {n for n in range(1, COLUMNS + 1)
+            if all(cells.get((row, n)) == BLOCKED for row in ROWS)}  # unused columns
+    count = PLAYERS_BY_NUMBERS.get(COLUMNS - len(full), 0)
+    colours = [c for c in TOKEN_COLOURS if c in seen]
+    for c in TOKEN_COLOURS:
+        if len(colours) >= count:
+            break
+        if c not in colours:
+            colours.append(c)
+    colours.sort(key=TOKEN_COLOURS.index)
+    result.notes.append("no player names: players are named by their token colour")
+    return {c: c for c in colours}
+
+
+def _cards(detections: Detections, boards: list[int], result: ReadState
+           ) -> tuple[list[int | None], list[int | None]]:
+    """The trick in progress (cards below the board, left to right as the board reads)
+    and, two players, the revealed cards (beside the board)."""
+    cards = indices(detections, ("catbox_card",))
+    to_board = None
+    if boards:
+        unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+        to_board = cv2.getPerspectiveTransform(
+            detections.quads[boards[0]].astype(np.float32), unit)
+
+    def place(i: int) -> tuple[float, float]:
+        centre = frame(detections.quads[i]).centre.reshape(1, 1, 2)
+        if to_board is None:
+            return float(centre[0, 0, 0]), 2.0
+        u, v = cv2.perspectiveTransform(centre, to_board).ravel()
+        return float(u), float(v)
+
+    trick: list[int | None] = []
+    revealed: list[int | None] = []
+    for i in sorted(cards, key=place):
+        u, v = place(i)
+        beside = v < 1.25 and (u < 0.0 or u > 1.0)  # the trick lies below the board
+        out = revealed if beside else trick
+        result.roles[i] = {"role": "revealed card" if beside else "trick card",
+                           "position": len(out) + 1}
+        problem = unsure(detections, i, "card")
+        label = detections.labels[i]
+        if problem is None and not (label is not None and label.isdigit()):
+            problem = {"piece": i, "what": "card", "why": f"not a number: {label!r}"}
+        if problem is not None:
+            result.unknown.append(problem)
+            out.append(None)
+            continue
+        out.append(int(str(label)))
+    return trick, revealed

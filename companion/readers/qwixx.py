@@ -1,0 +1,165 @@
+"""Qwixx: Das Kartenspiel from a photo: each score sheet, and the cards just played
+(RULES.md §2).
+
+A sheet's content comes from the vision's box-level reading (``data["boxes"]`` of a
+``qwixx_sheet`` piece: one ``{"row", "value", "crossed", "confidence"}`` per box, rows
+``red``…``blue`` with numbers and ``"lock"``, row ``"foul"`` with 1–4). On our printed
+sheet the corner markers 20–23 place every box exactly: ``box_quads`` gives the
+vision the image quad of each box to classify. Played cards are the face-up coloured or
+joker cards (``g7``, ``J5``); backs (``back7``) are the display and are not a play.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from companion.calibration import qwixx_sheet
+from companion.calibration.markers import QWIXX_SHEET_IDS
+from companion.readers.common import (
+    MIN_CONFIDENCE,
+    ReadState,
+    assign,
+    frame,
+    indices,
+    marker_list,
+    seats,
+    unsure,
+)
+from companion.vision.detections import Detections
+
+ROWS = ("red", "yellow", "green", "blue")
+LETTERS = {"r": "red", "y": "yellow", "g": "green", "b": "blue"}
+
+
+def box_quads(markers: Sequence[Any]) -> list[tuple[qwixx_sheet.Box, npt.NDArray[np.float32]]]:
+    """Every box of our printed sheet as an image quad, from its four corner markers
+    (20–23); empty if any marker is missing."""
+    found = {m.id: m for m in marker_list(markers)}
+    if not all(i in found for i in QWIXX_SHEET_IDS):
+        return []
+    side = qwixx_sheet.MARKER_MM
+    src, dst = [], []
+    for mid, (x, y) in qwixx_sheet.marker_corners_mm().items():
+        src.extend([[x, y], [x + side, y], [x + side, y + side], [x, y + side]])
+        dst.extend(found[mid].corners.tolist())
+    h, _ = cv2.findHomography(np.array(src, np.float64), np.array(dst, np.float64), 0)
+    out = []
+    for box in qwixx_sheet.boxes():
+        rect = np.array([[[box.x, box.y]], [[box.x + box.w, box.y]],
+                         [[box.x + box.w, box.y + box.h]], [[box.x, box.y + box.h]]],
+                        np.float64)
+        out.append((box, cv2.perspectiveTransform(rect, h).reshape(4, 2).astype(np.float32)))
+    return out
+
+
+def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = None,
+         players: Sequence[str] | None = None, **_: Any) -> ReadState:
+    result = ReadState("qwixx", {}, roles=[None] * len(detections))
+    sheets = indices(detections, ("qwixx_sheet",))
+    frames = {i: frame(detections.quads[i]) for i in sheets}
+    seat_marks = seats(markers, profile, players)
+    if seat_marks:
+        costs = np.array([[float(np.linalg.norm(frames[i].centre - s.xy)) for s in seat_marks]
+                          for i in sheets]).reshape(len(sheets), len(seat_marks))
+        pairs = dict(assign(costs))
+        named = [(seat_marks[pairs[k]].number if k in pairs else 99 + k,
+                  seat_marks[pairs[k]].name if k in pairs else f"sheet{k + 1}", i)
+                 for k, i in enumerate(sheets)]
+        named.sort()
+        order = [(name, i) for _, name, i in named]
+    else:
+        right = np.mean([frames[i].right for i in sheets], axis=0) if sheets else np.zeros(2)
+        ordered = sorted(sheets, key=lambda i: float(frames[i].centre @ right))
+        given = list(players) if players and len(players) >= len(ordered) else None
+        order = [(given[k] if given else f"P{k + 1}", i) for k, i in enumerate(ordered)]
+        if len(order) > 1:
+            result.notes.append("no seat markers: sheets named left to right as their "
+                                "players read them")
+    out: dict[str, dict[str, Any]] = {}
+    for name, i in order:
+        sheet = _sheet(detections, i, result)
+        result.roles[i] = {"role": "score sheet", "player": name}
+        if sheet is not None:
+            out[name] = sheet
+    state: dict[str, Any] = {"game": "qwixx", "sheets": out}
+    play = _play(detections, frames, order, result)
+    if play is not None:
+        if any(c.startswith("J") for c in play["cards"]):
+            state["variant"] = "jokers"
+        state["play"] = play
+    result.state = state
+    return result
+
+
+def _sheet(detections: Detections, i: int, result: ReadState) -> dict[str, Any] | None:
+    boxes = detections.data.get("boxes", (None,) * len(detections))[i]
+    if not boxes:
+        result.unknown.append({"piece": i, "what": "score sheet",
+                               "why": "its boxes were not read"})
+        return None
+    sheet: dict[str, Any] = {r: [] for r in ROWS}
+    sheet["locks"] = []
+    sheet["fouls"] = 0
+    unsure_boxes = []
+    for box in boxes:
+        if float(box.get("confidence", 1.0)) < MIN_CONFIDENCE:
+            unsure_boxes.append(f"{box['row']} {box['value']}")
+            continue
+        if not box.get("crossed"):
+            continue
+        row, value = box["row"], box["value"]
+        if row == "foul":
+            sheet["fouls"] += 1
+        elif value == "lock":
+            sheet["locks"].append(row)
+        else:
+            sheet[row].append(int(value))
+    for row in ROWS:
+        sheet[row].sort(key=lambda n, row=row: n if row in ("red", "yellow") else -n)
+    if unsure_boxes:
+        result.unknown.append({"piece": i, "what": "score sheet boxes",
+                               "why": "not sure whether crossed: " + ", ".join(unsure_boxes)})
+    return sheet
+
+
+def _play(detections: Detections, frames: dict[int, Any], order: list[tuple[str, int]],
+          result: ReadState) -> dict[str, Any] | None:
+    """The face-up played cards beside one sheet: the active player's play."""
+    played: list[int] = []
+    for i in indices(detections, ("qwixx_card",)):
+        problem = unsure(detections, i, "card")
+        label = detections.labels[i]
+        if problem is None and label is not None and label.startswith("back"):
+            result.roles[i] = {"role": "display"}
+            continue
+        if problem is None and not _card_ok(str(label)):
+            problem = {"piece": i, "what": "card", "why": f"not a Qwixx card: {label!r}"}
+        if problem is not None:
+            result.unknown.append(problem)
+            continue
+        played.append(i)
+    if not played or not order:
+        return None
+    centre = np.mean([frame(detections.quads[i]).centre for i in played], axis=0)
+    # the play lies beside its player's sheet, within the sheet's width
+    def offset(ns: tuple[str, int]) -> float:
+        x, y = frames[ns[1]].local(centre)
+        return abs(x) + 0.2 * abs(y)
+
+    name, sheet = min(order, key=offset)
+    right = frames[sheet].right
+    played.sort(key=lambda i: float(frame(detections.quads[i]).centre @ right))
+    cards = [str(detections.labels[i]) for i in played]
+    for k, i in enumerate(played):
+        result.roles[i] = {"role": "played card", "player": name, "position": k + 1}
+    return {"player": name, "cards": cards, "cross": [int(c[1:]) for c in cards]}
+
+
+def _card_ok(label: str) -> bool:
+    return (len(label) >= 2 and (label[0] in LETTERS or label[0] == "J")
+            and label[1:].isdigit() and 2 <= int(label[1:]) <= 12)

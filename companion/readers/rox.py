@@ -1,0 +1,149 @@
+"""Rox from a photo: each player's row in order, the face-up scoring cards (RULES.md §3).
+
+A row is a straight line of touching element cards (up to six). Its first card is the
+end nearer its player's seat marker; without seat markers, the left end as seen by the
+player who reads the row's cards upright. Each card brings its centre element (label)
+and its 16 edge symbols counted per element (``data["edge"]``). The caller is not on
+the table: the user names them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from companion.readers.common import (
+    Frame,
+    ReadState,
+    assign,
+    frame,
+    indices,
+    seats,
+    unsure,
+)
+from companion.vision.detections import Detections
+
+ELEMENTS = ("fire", "water", "earth", "air", "magic")
+TOUCH = (0.8, 1.3)
+"""Neighbours in a row lie this many card widths apart along the row…"""
+ACROSS = 0.3
+"""…and at most this many card heights across it."""
+
+
+def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = None,
+         players: Sequence[str] | None = None, caller: str | None = None,
+         **_: Any) -> ReadState:
+    result = ReadState("rox", {}, roles=[None] * len(detections))
+    cards = indices(detections, ("rox_card",))
+    bad: set[int] = set()
+    edges = detections.data.get("edge", (None,) * len(detections))
+    for i in cards:
+        problem = unsure(detections, i, "element card")
+        label = detections.labels[i]
+        if problem is None and label not in ELEMENTS:
+            problem = {"piece": i, "what": "element card", "why": f"not an element: {label!r}"}
+        if problem is None and not _edge_ok(edges[i]):
+            problem = {"piece": i, "what": "element card", "why": "edge symbols not counted"}
+        if problem is not None:
+            result.unknown.append(problem)
+            bad.add(i)
+    frames = {i: frame(detections.quads[i]) for i in cards}
+    rows = _rows(frames, cards)
+    seat_marks = seats(markers, profile, players)
+    names: list[str] = []
+    if seat_marks:
+        costs = np.array([[min(float(np.linalg.norm(frames[row[0]].centre - s.xy)),
+                               float(np.linalg.norm(frames[row[-1]].centre - s.xy)))
+                           for s in seat_marks] for row in rows]).reshape(len(rows),
+                                                                         len(seat_marks))
+        pairs = dict(assign(costs))
+        for r, row in enumerate(rows):
+            if r not in pairs:
+                names.append(f"row{r + 1}")
+                result.notes.append(f"row {r + 1} has no seat marker")
+                continue
+            seat = seat_marks[pairs[r]]
+            names.append(seat.name)
+            if (np.linalg.norm(frames[row[-1]].centre - seat.xy)
+                    < np.linalg.norm(frames[row[0]].centre - seat.xy)):
+                row.reverse()  # the first card is the end nearer the seat
+    else:
+        rows.sort(key=lambda row: float(np.mean([frames[i].centre[1] for i in row])))
+        given = list(players) if players and len(players) >= len(rows) else None
+        names = [given[k] if given else f"P{k + 1}" for k in range(len(rows))]
+        if rows:
+            result.notes.append("no seat markers: rows named from the top of the photo "
+                                "down; each row read from its left end as its player sees it")
+    out_rows: dict[str, list[dict[str, Any]]] = {}
+    for name, row in zip(names, rows, strict=True):
+        out_rows[name] = []
+        for pos, i in enumerate(row):
+            result.roles[i] = {"role": "row card", "player": name, "position": pos + 1}
+            if i in bad:
+                continue
+            out_rows[name].append({"centre": detections.labels[i],
+                                   "edge": {e: int(n) for e, n in dict(edges[i]).items()}})
+        if len(row) > 6:
+            result.notes.append(f"{name}'s row has {len(row)} cards")
+    order = [s.name for s in seat_marks] if seat_marks else []
+    order += [n for n in names if n not in order]
+    scoring = []
+    for i in indices(detections, ("rox_scoring",)):
+        problem = unsure(detections, i, "scoring card")
+        label = detections.labels[i]
+        if problem is None and not (label is not None and label.isdigit()
+                                    and 1 <= int(label) <= 10):
+            problem = {"piece": i, "what": "scoring card", "why": f"not a value: {label!r}"}
+        if problem is not None:
+            result.unknown.append(problem)
+            continue
+        scoring.append(int(str(label)))
+        result.roles[i] = {"role": "scoring card"}
+    state: dict[str, Any] = {"game": "rox", "players": order}
+    if caller is None:
+        result.unknown.append({"piece": None, "what": "caller",
+                               "why": "who called Rox is not on the table: name them"})
+    elif caller not in order:
+        result.unknown.append({"piece": None, "what": "caller",
+                               "why": f"{caller!r} is none of the players read "
+                                      f"({', '.join(order)})"})
+    else:
+        state["caller"] = caller
+    state["scoring_cards"] = sorted(scoring, reverse=True)
+    state["rows"] = {p: out_rows.get(p, []) for p in order}
+    result.state = state
+    return result
+
+
+def _edge_ok(edge: Any) -> bool:
+    return isinstance(edge, dict) and all(e in ELEMENTS and isinstance(n, int | np.integer)
+                                          for e, n in edge.items())
+
+
+def _rows(frames: dict[int, Frame], cards: list[int]) -> list[list[int]]:
+    """Touching cards in straight lines, each left to right as its player reads it."""
+    parent = {i: i for i in cards}
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a in cards:
+        for b in cards:
+            if b <= a:
+                continue
+            x, y = frames[a].local(frames[b].centre)
+            if TOUCH[0] <= abs(x) <= TOUCH[1] and abs(y) <= ACROSS:
+                parent[find(a)] = find(b)
+    groups: dict[int, list[int]] = {}
+    for i in cards:
+        groups.setdefault(find(i), []).append(i)
+    rows = []
+    for row in groups.values():
+        right = np.mean([frames[i].right for i in row], axis=0)
+        rows.append(sorted(row, key=lambda i: float(frames[i].centre @ right)))
+    return rows

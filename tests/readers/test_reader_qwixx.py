@@ -1,0 +1,65 @@
+"""Qwixx reader on rendered scenes: sheets from box data, the play from the cards."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from companion.calibration import qwixx_sheet
+from companion.calibration.markers import Marker
+from companion.readers import read_state
+from companion.readers.qwixx import box_quads
+from companion.readers.truth import compare, detections_from_scene, hidden, read_scene
+from companion.synth import render_scene
+
+
+def scenes(difficulty: str) -> list:
+    return [s for s in (render_scene("qwixx", seed=k, difficulty=difficulty)
+                        for k in range(12)) if not hidden(s)]
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "normal"])
+def test_sheets_play_and_verdict_read_exactly(difficulty: str) -> None:
+    found = scenes(difficulty)
+    assert len(found) >= 8
+    assert {s.verdict["valid"] for s in found} == {True, False}
+    for scene in found:
+        read = read_scene(scene)
+        result = compare(scene, read)
+        assert result.state and result.verdict, (scene.seed, result.why)
+
+
+def test_seat_markers_name_the_sheets() -> None:
+    found = [s for s in scenes("normal") if s.camera["markers"]]
+    assert found
+    for scene in found:
+        read = read_scene(scene)
+        assert list(read.state["sheets"]) == list(scene.state["sheets"])
+        assert read.state["play"]["player"] == scene.state["play"]["player"]
+
+
+def test_unsure_boxes_are_reported() -> None:
+    scene = scenes("easy")[0]
+    dets = detections_from_scene(scene)
+    boxes = list(dets.data["boxes"])
+    sheet = next(i for i, b in enumerate(boxes) if b)
+    boxes[sheet] = [dict(b, confidence=0.3) if b["row"] == "red" and b["value"] == 7 else b
+                    for b in boxes[sheet]]
+    read = read_state("qwixx", dets.with_fields(data={**dets.data, "boxes": tuple(boxes)}),
+                      image_shape=scene.image.shape)
+    assert read.unknown and read.unknown[0]["piece"] == sheet
+    assert "red 7" in read.unknown[0]["why"]
+
+
+def test_printed_sheet_boxes_follow_the_markers() -> None:
+    # a sheet seen straight on at 2 px per mm, shifted by (100, 50)
+    markers = []
+    for mid, (x, y) in qwixx_sheet.marker_corners_mm().items():
+        s = qwixx_sheet.MARKER_MM
+        corners = np.array([[x, y], [x + s, y], [x + s, y + s], [x, y + s]], np.float32)
+        markers.append(Marker(mid, corners * 2 + [100, 50]))
+    quads = box_quads(markers)
+    assert len(quads) == len(qwixx_sheet.boxes())
+    box, quad = quads[0]
+    assert np.allclose(quad[0], [box.x * 2 + 100, box.y * 2 + 50], atol=1e-3)
+    assert box_quads(markers[:3]) == []
