@@ -27,6 +27,7 @@ REPORT = Path(__file__).resolve().parents[1] / "docs" / "BENCHMARKS.md"
 SECTIONS: list[str] = [
     "companion.games.nummix_finder:bench_nummix_finder",
     "companion.synth.bench:bench_synth",
+    "companion.readers.bench:bench_readers",
 ]
 
 

@@ -149,7 +149,7 @@ def _play(detections: Detections, frames: dict[int, Any], order: list[tuple[str,
     # the play lies beside its player's sheet, within the sheet's width
     def offset(ns: tuple[str, int]) -> float:
         x, y = frames[ns[1]].local(centre)
-        return abs(x) + 0.2 * abs(y)
+        return float(abs(x) + 0.2 * abs(y))
 
     name, sheet = min(order, key=offset)
     right = frames[sheet].right
