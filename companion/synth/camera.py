@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,6 +95,34 @@ def table_texture(kind: str, rng: np.random.Generator, size: int = 384) -> np.nd
                                     (70, 80, 70), (210, 215, 225)]), np.float32)
         img = base[None, None, :] * (1.0 + 0.03 * noise(64))[:, :, None]
     return np.clip(img, 0, 255).astype(np.uint8)
+
+
+TEXTURE_BANK = 16
+
+
+@functools.lru_cache(maxsize=4 * TEXTURE_BANK)
+def _banked_texture(kind: str, index: int) -> np.ndarray:
+    seed = zlib.crc32(f"{kind}|{index}".encode())
+    tex = table_texture(kind, np.random.default_rng(seed))
+    tex.setflags(write=False)
+    return tex
+
+
+def table_texture_from_bank(kind: str, rng: np.random.Generator) -> np.ndarray:
+    """One of ``TEXTURE_BANK`` generated textures of ``kind`` (made once per process),
+    turned or mirrored and tinted at random: as varied as fresh ones, far cheaper."""
+    tex = _banked_texture(kind, int(rng.integers(TEXTURE_BANK)))
+    flip = int(rng.integers(8))
+    if flip & 1:
+        tex = tex[:, ::-1]
+    if flip & 2:
+        tex = tex[::-1]
+    if flip & 4:
+        tex = tex.transpose(1, 0, 2)
+    tint = rng.uniform(0.88, 1.12, 3) * 128
+    out: np.ndarray = cv2.multiply(np.ascontiguousarray(tex), np.full(tex.shape, tint.round(),
+                                                                      np.uint8), scale=1 / 128)
+    return out
 
 
 def _pick(rng: np.random.Generator, seq: Any) -> Any:
@@ -214,7 +243,8 @@ def distort_points(pts: np.ndarray, k1: float, width: int, height: int) -> np.nd
 def light_field(rng: np.random.Generator, fx: Effects, width: int, height: int
                 ) -> tuple[np.ndarray, dict[str, Any]]:
     """A low-resolution multiplicative light field (colour cast, gradient, vignette),
-    upsampled to the frame; returns it with its parameters."""
+    upsampled to the frame as uint8 (128 = ×1, for ``cv2.multiply(..., scale=1/128)``);
+    returns it with its parameters."""
     warm = rng.uniform(-1, 1)
     colour = np.array([1.0 - 0.5 * fx.light_spread * warm, 1.0,
                        1.0 + 0.5 * fx.light_spread * warm])
@@ -227,14 +257,15 @@ def light_field(rng: np.random.Generator, fx: Effects, width: int, height: int
     g = 1.0 + grad * (u * math.cos(angle) + v * math.sin(angle))
     vignette = 1.0 - rng.uniform(0, 0.25 + fx.gradient) * (u * u + v * v)
     field = (g * vignette * strength)[:, :, None] * colour[None, None, :]
-    big = cv2.resize(field.astype(np.float32), (width, height), interpolation=cv2.INTER_LINEAR)
+    small = np.clip(np.rint(field * 128), 0, 255).astype(np.uint8)  # 128 = unchanged
+    big = cv2.resize(small, (width, height), interpolation=cv2.INTER_LINEAR)
     params = {"light_colour": [round(float(c), 3) for c in colour],
               "light_strength": round(float(strength), 3), "gradient": round(float(grad), 3)}
     return big, params
 
 
 def glare(rng: np.random.Generator, count: int, width: int, height: int) -> np.ndarray | None:
-    """Additive soft bright spots (a lamp on glossy cards), or None."""
+    """Additive soft bright spots (a lamp on glossy cards) as uint8, or None."""
     if count <= 0:
         return None
     sw, sh = 128, 72
@@ -244,7 +275,8 @@ def glare(rng: np.random.Generator, count: int, width: int, height: int) -> np.n
         x, y = rng.uniform(0, sw), rng.uniform(0, sh)
         r = rng.uniform(3, 12)
         acc += rng.uniform(40, 140) * np.exp(-((xx - x) ** 2 + (yy - y) ** 2) / (2 * r * r))
-    return cv2.resize(acc, (width, height), interpolation=cv2.INTER_LINEAR)
+    small = np.clip(np.rint(acc), 0, 255).astype(np.uint8)
+    return cv2.resize(small, (width, height), interpolation=cv2.INTER_LINEAR)
 
 
 NOISE_LEVELS: tuple[float, ...] = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.5, 8.0, 10.0)

@@ -160,9 +160,29 @@ def _cached_face(kind: str, label: str, edge_key: tuple[tuple[str, int], ...], l
     w, h = face_size(kind, height_px)
     scale = 3 if height_px < 90 else 2  # draw big, shrink: smooth edges
     W, H = w * scale, h * scale
-    img = Image.new("RGB", (W, H), look.background)
-    mask = Image.new("L", (W, H), 0)
+    if kind == "rox_card":
+        return _rox_face(label, edge_key, look, W, H, scale)
+    if kind == "nummix_tile":  # the blank tile (recess, logo) is shared by all labels
+        img = _nummix_blank(look, W, H).copy()
+    else:
+        img = Image.new("RGB", (W, H), look.background)
     d = ImageDraw.Draw(img)
+    painter = _PAINTERS[kind]
+    painter(d, img, W, H, label, look, dict(edge_key))
+    small = img.reduce(scale)
+    rgb = np.asarray(small, dtype=np.uint8)
+    bgr = np.ascontiguousarray(rgb[:, :, ::-1])
+    alpha = _face_alpha(kind, W, H, scale)
+    bgr.setflags(write=False)
+    alpha.setflags(write=False)
+    return bgr, alpha
+
+
+@functools.lru_cache(maxsize=64)
+def _face_alpha(kind: str, W: int, H: int, scale: int) -> np.ndarray:
+    """The face's outline (rounded corners, round tokens) as uint8 alpha, drawn big and
+    reduced; shared by every label and look of a kind and size."""
+    mask = Image.new("L", (W, H), 0)
     md = ImageDraw.Draw(mask)
     radius = {"nummix_tile": 0.12, "token": 0.5, "qwixx_sheet": 0.0, "catbox_board": 0.03}.get(
         kind, 0.07) * min(W, H)
@@ -170,16 +190,28 @@ def _cached_face(kind: str, label: str, edge_key: tuple[tuple[str, int], ...], l
         md.ellipse((1, 1, W - 2, H - 2), fill=255)
     else:
         md.rounded_rectangle((0, 0, W - 1, H - 1), radius=radius, fill=255)
-    painter = _PAINTERS[kind]
-    painter(d, img, W, H, label, look, dict(edge_key))
-    small = img.reduce(scale)
-    small_mask = mask.reduce(scale)
-    rgb = np.asarray(small, dtype=np.uint8)
-    bgr = np.ascontiguousarray(rgb[:, :, ::-1])
-    alpha = np.asarray(small_mask, dtype=np.uint8).copy()
-    bgr.setflags(write=False)
+    alpha = np.asarray(mask.reduce(scale), dtype=np.uint8).copy()
     alpha.setflags(write=False)
-    return bgr, alpha
+    return alpha
+
+
+@functools.lru_cache(maxsize=256)
+def _nummix_blank(look: Look, W: int, H: int) -> Image.Image:
+    """A Nummix tile without its number: cream, the round recess, the embossed logo and
+    the ring near the bottom that tells up from down."""
+    img = Image.new("RGB", (W, H), look.background)
+    d = ImageDraw.Draw(img)
+    bg = look.background
+    ox, oy = _offset(look, W, H)
+    cx, cy = W / 2 + ox * 0.5, H * 0.40 + oy * 0.5
+    r = W * 0.40
+    d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=_mix(bg, (150, 140, 120), 0.10))
+    logo = _mix(bg, (120, 110, 90), 0.28)
+    _text(d, (W / 2, H * 0.80), "Nummix" if look.variant % 3 else "NUMMIX", H * 0.085, logo,
+          look)
+    d.ellipse((W / 2 - W * 0.05, H * 0.88, W / 2 + W * 0.05, H * 0.88 + W * 0.1), outline=logo,
+              width=max(1, int(W / 50)))
+    return img
 
 
 # --------------------------------------------------------------------------- helpers
@@ -303,10 +335,11 @@ def _mix(a: RGB, b: RGB, t: float) -> RGB:
 
 
 def _symbol(d: ImageDraw.ImageDraw, element: str, cx: float, cy: float, r: float,
-            look: Look, outline: RGB) -> None:
+            look: Look, outline: RGB, *, mask_only: bool = False) -> None:
     """Each element its own shape: fire a flame (triangle), water a drop, earth a square,
-    air a ring, magic a star; colour is the main cue, shape the second."""
-    fill = ELEMENT_INK[element]
+    air a ring, magic a star; colour is the main cue, shape the second. ``mask_only``
+    draws the shape's coverage in ``outline`` (an alpha mask)."""
+    fill = ELEMENT_INK[element] if not mask_only else outline
     lw = max(1, int(r / 5 * look.line))
     if element == "fire":
         pts = [(cx, cy - r), (cx + r * 0.85, cy + r * 0.75), (cx - r * 0.85, cy + r * 0.75)]
@@ -341,15 +374,8 @@ def edge_sequence(label: str, edge: Mapping[str, int], variant: int) -> list[str
     return [seq[int(i)] for i in order]
 
 
-def _paint_rox(d: ImageDraw.ImageDraw, img: Image.Image, W: int, H: int, label: str,
-               look: Look, edge: dict[str, int]) -> None:
-    if label not in ELEMENTS:
-        raise ValueError(f"unknown element {label!r}")
-    outline: RGB = (30, 30, 30) if not look.dark else (10, 10, 10)
-    if not edge:
-        edge = {label: 4, **{e: 3 for e in ELEMENTS if e != label}}
-    seq = edge_sequence(label, edge, look.variant)
-    # 16 places: 5 per side, corners shared (4 sides × 4)
+def rox_edge_places(W: float, H: float) -> list[tuple[float, float]]:
+    """The 16 edge symbol centres on a W×H Rox card, clockwise from the top-left."""
     m = W * 0.11
     places: list[tuple[float, float]] = []
     for side in range(4):
@@ -363,16 +389,82 @@ def _paint_rox(d: ImageDraw.ImageDraw, img: Image.Image, W: int, H: int, label: 
                 places.append((W - m - t * (W - 2 * m), H - m))
             else:
                 places.append((m, H - m - t * (H - 2 * m)))
-    r = W * 0.055 * look.glyph
-    for (x, y), element in zip(places, seq, strict=True):
-        _symbol(d, element, x, y, r, look, outline)
-    # the centre stone: a grey pebble with the element large on it
+    return places
+
+
+def _rox_outline(look: Look) -> RGB:
+    return (30, 30, 30) if not look.dark else (10, 10, 10)
+
+
+def _paint_rox(d: ImageDraw.ImageDraw, img: Image.Image, W: int, H: int, label: str,
+               look: Look, edge: dict[str, int]) -> None:
+    """The card without its edge symbols: background and the centre stone with the
+    element large on it (symbols are pasted by ``_rox_face``)."""
+    if label not in ELEMENTS:
+        raise ValueError(f"unknown element {label!r}")
+    outline = _rox_outline(look)
     cx, cy = W / 2 + look.offset[0] * W, H / 2 + look.offset[1] * H
     sr = W * 0.24
     stone = (128, 124, 118) if look.variant % 2 else (96, 100, 108)
     d.ellipse((cx - sr * 1.1, cy - sr, cx + sr * 1.1, cy + sr), fill=stone, outline=outline,
               width=_lw(look, W / 90))
     _symbol(d, label, cx, cy, sr * 0.6, look, outline)
+
+
+@functools.lru_cache(maxsize=512)
+def _rox_blank(label: str, look: Look, W: int, H: int, scale: int) -> np.ndarray:
+    img = Image.new("RGB", (W, H), look.background)
+    _paint_rox(ImageDraw.Draw(img), img, W, H, label, look, {})
+    out = np.ascontiguousarray(np.asarray(img.reduce(scale), dtype=np.uint8)[:, :, ::-1])
+    out.setflags(write=False)
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def _rox_sprite(element: str, look: Look, r: float, scale: int, fx: int, fy: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """One edge symbol drawn big and reduced, with alpha, at a sub-pixel phase (fx, fy
+    in quarters of a final pixel)."""
+    big = int(math.ceil(r * 2.4)) + 2 * scale
+    big -= big % scale
+    img = Image.new("RGB", (big, big), (0, 0, 0))
+    mask = Image.new("RGB", (big, big), (0, 0, 0))
+    c = big / 2 + fx * scale / 4, big / 2 + fy * scale / 4
+    _symbol(ImageDraw.Draw(img), element, c[0], c[1], r, look, _rox_outline(look))
+    _symbol(ImageDraw.Draw(mask), element, c[0], c[1], r, look, (255, 255, 255),
+            mask_only=True)
+    bgr = np.ascontiguousarray(np.asarray(img.reduce(scale), dtype=np.uint8)[:, :, ::-1])
+    alpha = np.ascontiguousarray(np.asarray(mask.reduce(scale), dtype=np.uint8)[:, :, 0])
+    return bgr, alpha
+
+
+def _rox_face(label: str, edge_key: tuple[tuple[str, int], ...], look: Look, W: int, H: int,
+              scale: int) -> tuple[np.ndarray, np.ndarray]:
+    """A Rox card: the cached blank card with 16 cached edge symbol sprites pasted on (a
+    card's edge counts are nearly unique, so composing beats drawing it whole)."""
+    edge = dict(edge_key) or {label: 4, **{e: 3 for e in ELEMENTS if e != label}}
+    seq = edge_sequence(label, edge, look.variant)
+    out = _rox_blank(label, look, W, H, scale).copy()
+    r = W * 0.055 * look.glyph
+    h, w = out.shape[:2]
+    for (x, y), element in zip(rox_edge_places(W, H), seq, strict=True):
+        fxp, fyp = x / scale, y / scale
+        ix, iy = int(math.floor(fxp)), int(math.floor(fyp))
+        bgr, alpha = _rox_sprite(element, look, r, scale, int((fxp - ix) * 4),
+                                 int((fyp - iy) * 4))
+        n = bgr.shape[0]
+        x0, y0 = ix - n // 2, iy - n // 2
+        sx0, sy0 = max(0, -x0), max(0, -y0)
+        x1, y1 = min(w, x0 + n), min(h, y0 + n)
+        if x1 <= max(x0, 0) or y1 <= max(y0, 0):
+            continue
+        roi = out[max(y0, 0):y1, max(x0, 0):x1]
+        a = alpha[sy0:sy0 + roi.shape[0], sx0:sx0 + roi.shape[1]].astype(np.uint16)[:, :, None]
+        top = bgr[sy0:sy0 + roi.shape[0], sx0:sx0 + roi.shape[1]].astype(np.uint16)
+        mix = top * a + roi.astype(np.uint16) * (255 - a) + 128
+        roi[:] = ((mix + (mix >> 8)) >> 8).astype(np.uint8)
+    out.setflags(write=False)
+    return out, _face_alpha("rox_card", W, H, scale)
 
 
 def _paint_rox_scoring(d: ImageDraw.ImageDraw, img: Image.Image, W: int, H: int, label: str,
@@ -388,22 +480,10 @@ def _paint_rox_scoring(d: ImageDraw.ImageDraw, img: Image.Image, W: int, H: int,
 
 def _paint_nummix(d: ImageDraw.ImageDraw, img: Image.Image, W: int, H: int, label: str,
                   look: Look, edge: dict[str, int]) -> None:
+    """The number (or the joker's two-colour face) on a blank tile (``_nummix_blank``)."""
     bg = look.background
-    recess = _mix(bg, (150, 140, 120), 0.10)
     ox, oy = _offset(look, W, H)
-    ox *= 0.5
-    oy *= 0.5
-    # a shallow round recess behind the number, like the real tiles
-    cx, cy = W / 2 + ox, H * 0.40 + oy
-    r = W * 0.40
-    d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=recess)
-    # the mark near the bottom that tells up from down: an embossed logo bar and a ring
-    logo = _mix(bg, (120, 110, 90), 0.28)
-    ly = H * 0.80
-    font_size = H * 0.085
-    _text(d, (W / 2, ly), "Nummix" if look.variant % 3 else "NUMMIX", font_size, logo, look)
-    d.ellipse((W / 2 - W * 0.05, H * 0.88, W / 2 + W * 0.05, H * 0.88 + W * 0.1), outline=logo,
-              width=max(1, int(W / 50)))
+    cx, cy = W / 2 + ox * 0.5, H * 0.40 + oy * 0.5
     if label.startswith("J"):
         c1, c2 = NUMMIX_INK[NUMMIX_LETTER[label[1]]], NUMMIX_INK[NUMMIX_LETTER[label[2]]]
         fr = W * 0.32

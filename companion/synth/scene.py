@@ -99,6 +99,8 @@ class Placed:
     thickness: float = 0.0
     sheet: dict[str, Any] | None = None
     shadow: bool = True
+    quad_img: np.ndarray | None = None  # its corners in the (lens-distorted) image
+    bottom_img: np.ndarray | None = None  # the corners of its underside, thick pieces
 
 
 def _rect(cx: float, cy: float, w: float, h: float, angle_deg: float, z: float = 0.0
@@ -390,41 +392,71 @@ def render_scene(game: str, *, seed: int, difficulty: str = "normal", width: int
             marker_items.append((mid, _rect(sx, sy, marker_mm, marker_mm, ang)))
         bounds = np.vstack([bounds] + [c[:, :2] for _, c in marker_items])
     pose, sizes = _frame_pieces(rng, fx, bounds, L.items, width, height)
+    k1 = round(float(rng.uniform(-fx.distortion, fx.distortion)), 2) if fx.distortion else 0.0
 
-    # the table
+    def project(pts: np.ndarray) -> np.ndarray:
+        """Table mm → pixels of the distorted image (the lens is folded into geometry:
+        every piece is warped straight to its distorted corners)."""
+        return cam.distort_points(pose.project(pts), k1, width, height)
+
+    # every piece's corners (and underside) in one projection
+    stacks = []
+    for p in L.items:
+        stacks.append(p.corners)
+        if p.thickness >= 1.0:
+            bottom = p.corners.copy()
+            bottom[:, 2] += p.thickness
+            stacks.append(bottom)
+    projected = project(np.vstack(stacks))
+    k = 0
+    for p in L.items:
+        p.quad_img = projected[k:k + 4]
+        k += 4
+        if p.thickness >= 1.0:
+            p.bottom_img = projected[k:k + 4]
+            k += 4
+
+    # the table: a generated texture warped at half resolution (it is smooth) with the
+    # lens applied there, then scaled up
     texture_kind = cam.TEXTURES[int(rng.integers(len(cam.TEXTURES)))]
-    tex = cam.table_texture(texture_kind, rng)
+    tex = cam.table_texture_from_bank(texture_kind, rng)
     lo, hi = bounds.min(axis=0), bounds.max(axis=0)
     span = float(max(hi - lo)) * 1.6 + 200
     mm_per_texel = span / tex.shape[0] * rng.uniform(0.6, 1.0)
     centre = (lo + hi) / 2
     A = np.array([[mm_per_texel, 0, centre[0] - span / 2], [0, mm_per_texel,
                                                             centre[1] - span / 2], [0, 0, 1]])
-    image = cv2.warpPerspective(tex, pose.H @ A, (width, height), flags=cv2.INTER_LINEAR,
+    half = np.array([[0.5, 0, -0.25], [0, 0.5, -0.25], [0, 0, 1]])
+    hw, hh = (width + 1) // 2, (height + 1) // 2
+    table = cv2.warpPerspective(tex, half @ pose.H @ A, (hw, hh), flags=cv2.INTER_LINEAR,
                                 borderMode=cv2.BORDER_REFLECT)
+    if k1:
+        table = cam.distort(table, k1)
 
-    # soft shadows of everything, cast on the table
+    # soft shadows of everything, cast on the table (quarter resolution)
     shade = np.zeros((height // 4, width // 4), np.float32)
     light_dir = rng.normal(0, 1, 2)
     light_dir = light_dir / (np.linalg.norm(light_dir) + 1e-9)
-    for p in L.items:
-        if not p.shadow:
-            continue
-        lift = max(p.thickness, 1.0) + 2.0
-        foot = p.corners[:, :2] + light_dir * lift * 1.5
-        quad = pose.project(foot) / 4
-        cv2.fillConvexPoly(shade, np.round(quad * 16).astype(np.int32), 1.0, cv2.LINE_AA, 4)
-    for extra in L.extras:
-        hull = cv2.convexHull(pose.project(extra[:, :2] + light_dir * 10).astype(np.float32))
-        cv2.fillConvexPoly(shade, np.round(hull / 4 * 16).astype(np.int32), 1.0, cv2.LINE_AA, 4)
+    casters = [p for p in L.items if p.shadow]
+    feet = [p.corners[:, :2] + light_dir * (max(p.thickness, 1.0) + 2.0) * 1.5
+            for p in casters] + [extra[:, :2] + light_dir * 10 for extra in L.extras]
+    if feet:
+        flat = project(np.vstack(feet)) / 4
+        k = 0
+        for f in feet:
+            pts = flat[k:k + len(f)].astype(np.float32)
+            k += len(f)
+            hull = cv2.convexHull(pts).reshape(-1, 2)
+            cv2.fillConvexPoly(shade, np.round(hull * 16).astype(np.int32), 1.0, cv2.LINE_AA, 4)
     shade = cv2.GaussianBlur(shade, (0, 0), 2.5)
-    factor = cv2.resize(255.0 - 255.0 * fx.shadow * shade, (width, height),
-                        interpolation=cv2.INTER_LINEAR).astype(np.uint8)
-    image = cv2.multiply(image, cv2.cvtColor(factor, cv2.COLOR_GRAY2BGR), scale=1 / 255)
+    factor = (255.0 - 255.0 * fx.shadow * shade).astype(np.uint8)
+    factor = cv2.resize(factor, (hw, hh), interpolation=cv2.INTER_LINEAR)
+    table = cv2.multiply(table, cv2.cvtColor(factor, cv2.COLOR_GRAY2BGR), scale=1 / 255)
+    image = cv2.resize(table, (width, height), interpolation=cv2.INTER_LINEAR)
 
     # racks and other furniture
     for extra in L.extras:
-        img_pts = pose.project(extra)
+        img_pts = project(extra)
         hull = cv2.convexHull(img_pts.astype(np.float32)).astype(np.int32)
         cv2.fillConvexPoly(image, hull, (32, 30, 30), cv2.LINE_AA)
         topface = img_pts[4:].astype(np.int32)
@@ -434,9 +466,10 @@ def render_scene(game: str, *, seed: int, difficulty: str = "normal", width: int
     ids = np.full((height, width), -1, np.int32)
     areas: list[int] = []
     for idx, p in enumerate(L.items):
-        areas.append(_draw_piece(image, ids, idx, p, pose, rng))
-    for mid, corners in marker_items:
-        _draw_marker(image, ids, mid, corners, pose)
+        areas.append(_draw_piece(image, ids, idx, p, rng))
+    marker_quads = [project(c) for _, c in marker_items]
+    for (mid, _), quad in zip(marker_items, marker_quads, strict=True):
+        _draw_marker(image, ids, mid, quad)
 
     # a hand entering the frame
     hand_on = bool(rng.random() < fx.hand)
@@ -446,8 +479,8 @@ def render_scene(game: str, *, seed: int, difficulty: str = "normal", width: int
 
     # visibility
     for idx, p in enumerate(L.items):
-        quad = p.truth.quad_img  # type: ignore[attr-defined]
-        x0, y0, x1, y1 = _bbox(quad, width, height)
+        assert p.quad_img is not None
+        x0, y0, x1, y1 = _bbox(p.quad_img, width, height)
         seen = int(np.count_nonzero(ids[y0:y1, x0:x1] == idx)) if x1 > x0 and y1 > y0 else 0
         frac = seen / areas[idx] if areas[idx] else 0.0
         p.truth.visible_fraction = float(min(1.0, frac))
@@ -456,40 +489,32 @@ def render_scene(game: str, *, seed: int, difficulty: str = "normal", width: int
             p.truth.extra["under_hand"] = bool(
                 x1 > x0 and y1 > y0 and np.any(ids[y0:y1, x0:x1] == -2) and frac < 0.98)
 
-    # light, glare, lens, blur, noise
+    # light, glare, blur, noise (all in uint8)
     field_, light_params = cam.light_field(rng, fx, width, height)
-    img = image.astype(np.float32)
-    cv2.multiply(img, field_, dst=img)
+    img = cv2.multiply(image, field_, scale=1 / 128)
     n_glare = int(rng.integers(0, fx.glare + 1))
     spots = cam.glare(rng, n_glare, width, height)
     if spots is not None:
-        cv2.add(img, cv2.cvtColor(spots, cv2.COLOR_GRAY2BGR), dst=img)
-    k1 = round(float(rng.uniform(-fx.distortion, fx.distortion)), 2) if fx.distortion else 0.0
+        img = cv2.add(img, cv2.cvtColor(spots, cv2.COLOR_GRAY2BGR))
     defocus = float(rng.uniform(0, fx.defocus))
     motion = bool(rng.random() < fx.motion)
     motion_len = int(rng.integers(3, 9)) if motion else 0
     motion_angle = float(rng.uniform(0, math.pi))
     sigma = float(rng.uniform(*fx.noise))
     quality = int(rng.integers(fx.jpeg[0], fx.jpeg[1] + 1))
-    img = np.clip(img, 0, 255, out=img).astype(np.uint8)
-    if k1:
-        img = cam.distort(img, k1)
     if defocus > 0.3:
         img = cv2.GaussianBlur(img, (0, 0), defocus)
     if motion_len:
         img = cv2.filter2D(img, -1, cam.motion_kernel(motion_len, motion_angle))
     img, sigma = cam.add_noise(img, rng, sigma)
 
-    all_quads = np.vstack([p.truth.quad_img for p in L.items]  # type: ignore[attr-defined]
-                          + [pose.project(c) for _, c in marker_items])
-    all_quads = cam.distort_points(all_quads, k1, width, height).reshape(-1, 4, 2)
     pieces = []
-    for p, quad in zip(L.items, all_quads, strict=False):
-        p.truth.quad = [[float(x), float(y)] for x, y in quad]
-        del p.truth.quad_img  # type: ignore[attr-defined]
+    for p in L.items:
+        assert p.quad_img is not None
+        p.truth.quad = [[float(x), float(y)] for x, y in p.quad_img]
         pieces.append(p.truth)
     markers = []
-    for (mid, _), quad in zip(marker_items, all_quads[len(L.items):], strict=True):
+    for (mid, _), quad in zip(marker_items, marker_quads, strict=True):
         markers.append({"id": mid, "quad": [[round(float(x), 2), round(float(y), 2)]
                                             for x, y in quad]})
     camera = {"tilt_deg": round(pose.tilt, 2), "yaw_deg": round(pose.yaw, 2),
@@ -589,29 +614,26 @@ def _face_height(quad: np.ndarray) -> int:
     return SIZE_BUCKETS[-1]
 
 
-def _draw_piece(image: np.ndarray, ids: np.ndarray, idx: int, p: Placed, pose: cam.Pose,
+def _draw_piece(image: np.ndarray, ids: np.ndarray, idx: int, p: Placed,
                 rng: np.random.Generator) -> int:
-    """Warp one piece onto the frame (with its side if it is thick); returns its area."""
+    """Warp one piece onto the frame (with its side if it is thick), only over its
+    bounding box; returns its area."""
     height, width = image.shape[:2]
-    quad = pose.project(p.corners)
-    p.truth.quad_img = quad  # type: ignore[attr-defined]
+    quad = p.quad_img
+    assert quad is not None
     x0, y0, x1, y1 = _bbox(quad, width, height)
-    if p.thickness >= 1.0:  # the piece's side, seen below its top face
-        bottom = p.corners.copy()
-        bottom[:, 2] += p.thickness
-        both = np.vstack([pose.project(bottom), quad]).astype(np.float32)
-        hull = cv2.convexHull(both)
-        side_colour = (150, 165, 175) if p.kind == "nummix_tile" else (60, 60, 60)
-        if p.kind == "token":
-            side_colour = tuple(int(c * 0.6) for c in _mean_colour(p, rng))
+    if p.bottom_img is not None:  # the piece's side, seen below its top face
+        both = np.vstack([p.bottom_img, quad]).astype(np.float32)
+        hull = cv2.convexHull(both).reshape(-1, 2)
+        side_colour = _side_colour(p)
         cv2.fillConvexPoly(image, np.round(hull * 16).astype(np.int32), side_colour,
                            cv2.LINE_AA, 4)
-        bx0, by0, bx1, by1 = _bbox(hull.reshape(-1, 2), width, height)
-        region = ids[by0:by1, bx0:bx1]
-        side_mask = np.zeros(region.shape, np.uint8)
-        cv2.fillConvexPoly(side_mask, np.round(hull.reshape(-1, 2) - [bx0, by0]).astype(
-            np.int32), 1)
-        region[side_mask > 0] = -3
+        bx0, by0, bx1, by1 = _bbox(hull, width, height)
+        if bx1 > bx0 and by1 > by0:
+            region = ids[by0:by1, bx0:bx1]
+            side_mask = np.zeros(region.shape, np.uint8)
+            cv2.fillConvexPoly(side_mask, np.round(hull - [bx0, by0]).astype(np.int32), 1)
+            region[side_mask > 0] = -3
     if x1 <= x0 or y1 <= y0:
         return 0
     height_px = _face_height(quad)
@@ -624,47 +646,60 @@ def _draw_piece(image: np.ndarray, ids: np.ndarray, idx: int, p: Placed, pose: c
                                         marks=marks)
         p.truth.extra["marks"] = marks
         bgra = np.dstack([face, alpha])
+        mean_alpha = float(alpha.mean())
     else:
         edge_key = tuple(sorted(p.truth.edge.items())) if p.truth.edge else ()
-        bgra = _face_bgra(p.kind, p.label, edge_key, p.look, height_px)
+        bgra, mean_alpha = _face_bgra(p.kind, p.label, edge_key, p.look, height_px)
     fh, fw = bgra.shape[:2]
     src = np.array([[0, 0], [fw, 0], [fw, fh], [0, fh]], np.float32)
     dst = (quad - np.array([x0, y0])).astype(np.float32)
     M = cv2.getPerspectiveTransform(src, dst)
-    size = (x1 - x0, y1 - y0)
-    both = cv2.warpPerspective(bgra, M, size, flags=cv2.INTER_LINEAR,
+    both = cv2.warpPerspective(bgra, M, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR,
                                borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-    warped, a = both[:, :, :3], both[:, :, 3]
-    alpha = bgra[:, :, 3]
-    roi = image[y0:y1, x0:x1]
-    af = a.astype(np.float32)[:, :, None] / 255.0
-    roi[:] = (warped.astype(np.float32) * af + roi.astype(np.float32) * (1 - af)).astype(np.uint8)
+    a = both[:, :, 3]
+    _blend(image[y0:y1, x0:x1], both[:, :, :3], a)
     inside = a > 127
     ids[y0:y1, x0:x1][inside] = idx
     # area of the whole face even where it leaves the frame
     full = abs(cv2.contourArea(quad.astype(np.float32)))
     clipped = int(np.count_nonzero(inside))
-    return max(clipped, 1) if full < 1 else int(max(full * float(np.mean(alpha) / 255.0), 1))
+    return max(clipped, 1) if full < 1 else int(max(full * mean_alpha / 255.0, 1))
 
 
-@functools.lru_cache(maxsize=1536)
+def _blend(roi: np.ndarray, top: np.ndarray, alpha: np.ndarray) -> None:
+    """roi ← top over roi with 8-bit alpha, in integers (exact /255 rounding)."""
+    a = alpha.astype(np.uint16)[:, :, None]
+    mix = top.astype(np.uint16) * a + roi.astype(np.uint16) * (255 - a) + 128
+    roi[:] = ((mix + (mix >> 8)) >> 8).astype(np.uint8)
+
+
+def _side_colour(p: Placed) -> tuple[int, int, int]:
+    """The colour of a thick piece's side: tiles ivory-grey, tokens their darkened face."""
+    if p.kind == "token":
+        return _token_side(p.label, p.look)
+    return (150, 165, 175) if p.kind == "nummix_tile" else (60, 60, 60)
+
+
+@functools.lru_cache(maxsize=256)
+def _token_side(label: str, look: Look) -> tuple[int, int, int]:
+    face, _ = _cached_face("token", label, (), look, 40)
+    m = face.reshape(-1, 3).mean(axis=0) * 0.6
+    return int(m[0]), int(m[1]), int(m[2])
+
+
+@functools.lru_cache(maxsize=16384)
 def _face_bgra(kind: str, label: str, edge_key: tuple[tuple[str, int], ...], look: Look,
-               height_px: int) -> np.ndarray:
-    """A cached face with its alpha as one BGRA image (one warp per piece)."""
+               height_px: int) -> tuple[np.ndarray, float]:
+    """A cached face with its alpha as one BGRA image (one warp per piece) and the mean
+    alpha; faces are small (a 56 px tile is 13 KB), so a long run keeps them all."""
     face, alpha = _cached_face(kind, label, edge_key, look, height_px)
-    return np.dstack([face, alpha])
+    out = np.dstack([face, alpha])
+    out.setflags(write=False)
+    return out, float(alpha.mean())
 
 
-def _mean_colour(p: Placed, rng: np.random.Generator) -> tuple[float, float, float]:
-    face, _ = render_piece_rgba(p.kind, p.label, rng=rng, look=p.look, height_px=40)
-    m = face.reshape(-1, 3).mean(axis=0)
-    return float(m[0]), float(m[1]), float(m[2])
-
-
-def _draw_marker(image: np.ndarray, ids: np.ndarray, mid: int, corners: np.ndarray,
-                 pose: cam.Pose) -> None:
+def _draw_marker(image: np.ndarray, ids: np.ndarray, mid: int, quad: np.ndarray) -> None:
     """An ArUco marker (DICT_4X4_50) on a white card, as calibration/ prints them."""
-    quad = pose.project(corners)
     height, width = image.shape[:2]
     x0, y0, x1, y1 = _bbox(quad, width, height)
     if x1 <= x0 or y1 <= y0:
@@ -673,13 +708,9 @@ def _draw_marker(image: np.ndarray, ids: np.ndarray, mid: int, corners: np.ndarr
     fh, fw = marker.shape[:2]
     src = np.array([[0, 0], [fw, 0], [fw, fh], [0, fh]], np.float32)
     M = cv2.getPerspectiveTransform(src, (quad - [x0, y0]).astype(np.float32))
-    size = (x1 - x0, y1 - y0)
-    warped = cv2.warpPerspective(marker, M, size, flags=cv2.INTER_LINEAR)
-    a = cv2.warpPerspective(np.full((fh, fw), 255, np.uint8), M, size, flags=cv2.INTER_LINEAR)
-    af = a.astype(np.float32)[:, :, None] / 255.0
-    roi = image[y0:y1, x0:x1]
-    roi[:] = (warped.astype(np.float32) * af + roi.astype(np.float32) * (1 - af)).astype(np.uint8)
-    ids[y0:y1, x0:x1][a > 127] = -4
+    both = cv2.warpPerspective(marker, M, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR)
+    _blend(image[y0:y1, x0:x1], both[:, :, :3], both[:, :, 3])
+    ids[y0:y1, x0:x1][both[:, :, 3] > 127] = -4
 
 
 _MARKERS: dict[int, np.ndarray] = {}
@@ -690,7 +721,7 @@ def _marker_image(mid: int) -> np.ndarray:
         d = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
         m = cv2.aruco.generateImageMarker(d, mid, 120)
         m = cv2.copyMakeBorder(m, 30, 30, 30, 30, cv2.BORDER_CONSTANT, value=255)
-        _MARKERS[mid] = cv2.cvtColor(m, cv2.COLOR_GRAY2BGR)
+        _MARKERS[mid] = cv2.cvtColor(m, cv2.COLOR_GRAY2BGRA)  # alpha 255: the card
     return _MARKERS[mid]
 
 
