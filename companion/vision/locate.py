@@ -51,6 +51,9 @@ TEXTURED = 12.0
 MAX_SIZE_RATIO = float(np.log(2.0))
 """A piece more than twice as large or as small as the typical one is not a piece (a
 streak of light on the wood)."""
+GROOVE_WEIGHT = 8.0
+"""How much groove depth (Lab lightness) one unit of log-length mismatch is worth when
+counting the pieces in a run."""
 SNAP_DEPTH = 6.0
 """A groove this much deeper than the row's median (mean over the row's height) is
 where two touching pieces meet."""
@@ -348,9 +351,10 @@ def _split(raw: npt.NDArray[np.uint8], grooves: npt.NDArray[np.uint8], blob: _Bl
         coverage = (inner > 0).mean(axis=0) if inner.size else np.zeros(cw)
         for start, stop in _runs(coverage > 0.3, min_len=0.5 * along):
             length = stop - start
-            n = max(1, round(length / along))
             band = depth[round(j * row_h):max(round((j + 1) * row_h), round(j * row_h) + 1)]
-            cuts = _snap_cuts(np.percentile(band, 25, axis=0), start, stop, n)
+            profile = np.percentile(band, 25, axis=0)
+            n = _count_pieces(profile, start, stop, length / along)
+            cuts = _snap_cuts(profile, start, stop, n)
             for i in range(n):
                 x0, x1 = cuts[i], cuts[i + 1]
                 piece_long = row_h if standing else x1 - x0
@@ -365,6 +369,27 @@ def _split(raw: npt.NDArray[np.uint8], grooves: npt.NDArray[np.uint8], blob: _Bl
                     np.array([corners], np.float32), from_frame).reshape(4, 2)
                 cells.append(short_edge_first(quad))
     return cells
+
+
+def _count_pieces(profile: npt.NDArray[np.float64], start: int, stop: int, count: float
+                  ) -> int:
+    """How many touching pieces a run holds: the count its length suggests, or one
+    more or fewer where the grooves between pieces say so (a tilted view shortens
+    pieces along the row)."""
+    guess = max(1, round(count))
+    floor = float(np.median(profile[start:stop]))
+    best, best_score = guess, -np.inf
+    for n in range(max(1, guess - 1), guess + 2):
+        step = (stop - start) / n
+        reach = max(1, int(step * 0.06))
+        depths = [float(profile[max(start, int(start + step * i) - reach):
+                                int(start + step * i) + reach + 1].max()) - floor
+                  for i in range(1, n)]
+        score = (float(np.mean(depths)) if depths else 0.0) - GROOVE_WEIGHT * abs(
+            np.log(count / n))
+        if score > best_score:
+            best, best_score = n, score
+    return best
 
 
 def _snap_cuts(profile: npt.NDArray[np.float64], start: int, stop: int, n: int
