@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 
@@ -17,6 +18,7 @@ def bench_synth(*, quick: bool) -> Section:
     warm-up that fills the face caches as a long training run would."""
     runs, per_run = (3, 4) if quick else (5, 10)
     rows = []
+    load_before = os.getloadavg()
     for game in GAMES:
         for s in range(6):  # warm-up: fonts, faces, noise banks, distortion maps
             render_scene(game, seed=10_000 + s)
@@ -31,12 +33,18 @@ def bench_synth(*, quick: bool) -> Section:
                 seed += 1
             rates.append(per_run / (time.perf_counter() - t0))
         rate = statistics.median(rates)
-        rows.append([game, f"{rate:.1f}", f"{1000 / rate:.0f}"])
+        rows.append([game, f"{rate:.1f}", f"{1000 / rate:.0f}", f"{min(rates):.1f}",
+                     f"{max(rates):.1f}"])
+    load_after = os.getloadavg()
     return Section(
         title="Synthetic scenes (companion.synth)",
-        headers=["game", "scenes/s (1280×720, normal)", "ms/scene"],
+        headers=["game", "scenes/s (1280×720, normal), median", "ms/scene", "slowest run",
+                 "fastest run"],
         rows=rows,
         notes=[f"median of {runs} runs of {per_run} scenes each, render + JPEG encode, one "
                "process; goal ≥ 10 scenes/s", "faces are cached per look: the first scenes of "
-               "a process are slower (warm-up not counted)"],
+               "a process are slower (warm-up of 6 scenes per game not counted)",
+               f"machine load (1-min load average, {os.cpu_count()} cores) "
+               f"{load_before[0]:.1f} before, {load_after[0]:.1f} after: other work ran "
+               "alongside, so the figures are lower bounds"],
     )
