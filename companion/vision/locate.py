@@ -104,6 +104,9 @@ def locate(image: Image, *, game: str, profile: Profile | None = None) -> Detect
     if not quads:
         return Detections.empty()
     out = np.asarray(quads, np.float32) / scale
+    h, w = image.shape[:2]  # a piece cut by the border is reported by its visible part
+    out[..., 0] = out[..., 0].clip(0, w)
+    out[..., 1] = out[..., 1].clip(0, h)
     return Detections(out, (profile.kind,) * len(quads))
 
 
