@@ -18,7 +18,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -31,10 +30,14 @@ TILE = np.array([27.0, 37.0])
 PITCH = TILE + 0.7
 """Centre-to-centre distance of touching tiles (mm): the tile and a thin gap."""
 FLAT_ASPECT = 0.05
-"""On the table plane a lying tile's height/width is 37/27 within this share."""
-RACK_ASPECT = 0.2
-"""Without a table plane: a single row whose tiles' height/width differs this much
-(as a share) from the other tiles' is a rack."""
+"""On the table plane from the corner markers, a lying tile is a 27×37 rectangle within
+this share (aspect, and cosine of its corner angle)."""
+RACK_ERROR = 0.06
+RACK_MARGIN = 1.5
+"""Without a table plane from markers: the plane is fitted to the tiles themselves, and
+the single row of 3+ tiles furthest from 27×37 rectangles on it is a rack if its error
+exceeds ``RACK_ERROR`` and ``RACK_MARGIN`` times any other group's (lens distortion
+bends flat groups a little too)."""
 SNAP = 0.3
 JOIN_SNAP = 0.15
 """Tighter for joining groups into one grid: a wrong join would make tiles touch."""
@@ -121,20 +124,86 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
         return {i for g in groups for i in g if flags[i]}
     if plane is not None:
         return _off_plane(quads, groups, plane)
-    aspect = {i: frame(quads[i]).height / max(frame(quads[i]).width, 1e-9)
-              for g in groups for i in g}
-    out = set()
-    for g in groups:
-        cells = _snap_image(quads, g)
-        if len(g) < 3 or len({r for r, _ in cells.values()}) != 1:
-            continue
-        others = [aspect[i] for h in groups if h is not g for i in h]
-        if not others:
-            continue
-        ratio = float(np.median([aspect[i] for i in g])) / float(np.median(others))
-        if abs(ratio - 1) > RACK_ASPECT:
-            out.update(g)
+    candidates = [g for g in groups if len(g) >= 3]
+    if len(candidates) < 2:
+        return set()
+    plane = _self_plane(quads, [i for g in groups if len(g) >= 2 for i in g])
+    errors = {id(g): float(np.median(np.abs(_shape_errors(quads[g], plane)).max(axis=1)))
+              for g in candidates}
+    rows = [g for g in candidates
+            if len({r for r, _ in _snap_image(quads, g).values()}) == 1]
+    if not rows:
+        return set()
+    rack = max(rows, key=lambda g: errors[id(g)])
+    worst_other = max(errors[id(g)] for g in candidates if g is not rack)
+    if errors[id(rack)] > RACK_ERROR and errors[id(rack)] > RACK_MARGIN * worst_other:
+        return set(rack)
+    return set()
+
+
+def _shape_errors(quads: npt.NDArray[np.float64], h: npt.NDArray[np.float64]
+                  ) -> npt.NDArray[np.float64]:
+    """For (n, 4, 2) tile quads mapped by ``h``: (aspect error as a share, cosine of
+    the corner angle) per tile — both 0 for a 27×37 rectangle on the plane."""
+    pts = np.concatenate([quads.reshape(-1, 2), np.ones((quads.shape[0] * 4, 1))], axis=1)
+    mapped = pts @ h.T
+    q = (mapped[:, :2] / mapped[:, 2:3]).reshape(-1, 4, 2)
+    right = ((q[:, 1] - q[:, 0]) + (q[:, 2] - q[:, 3])) / 2
+    down = ((q[:, 3] - q[:, 0]) + (q[:, 2] - q[:, 1])) / 2
+    w = np.maximum(np.linalg.norm(right, axis=1), 1e-9)
+    hgt = np.maximum(np.linalg.norm(down, axis=1), 1e-9)
+    aspect = hgt / w / (TILE[1] / TILE[0]) - 1
+    cosine = np.einsum("ij,ij->i", right, down) / (w * hgt)
+    out: npt.NDArray[np.float64] = np.stack([aspect, cosine], axis=1)
     return out
+
+
+def _self_plane(quads: npt.NDArray[np.float64], tiles: list[int]) -> npt.NDArray[np.float64]:
+    """The table plane (up to a similarity) from the tiles themselves: the homography
+    under which the tiles are 27×37 rectangles, fitted robustly (Levenberg-Marquardt,
+    reweighted so a rack's tiles count less). Four unknowns: the horizon and an aspect
+    and shear."""
+    chosen = quads[tiles]
+    pts = chosen.reshape(-1, 2)
+    centre, scale = pts.mean(axis=0), float(pts.std()) or 1.0
+    norm = np.array([[1 / scale, 0, -centre[0] / scale], [0, 1 / scale, -centre[1] / scale],
+                     [0, 0, 1]])
+
+    def homography(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        persp = np.array([[1, 0, 0], [0, 1, 0], [x[0], x[1], 1]])
+        affine = np.array([[1, x[2], 0], [0, x[3], 0], [0, 0, 1]])
+        out: npt.NDArray[np.float64] = affine @ persp @ norm
+        return out
+
+    def residuals(x: npt.NDArray[np.float64], weights: npt.NDArray[np.float64]
+                  ) -> npt.NDArray[np.float64]:
+        out: npt.NDArray[np.float64] = _shape_errors(chosen, homography(x)).ravel() * weights
+        return out
+
+    x = np.array([0.0, 0.0, 0.0, 1.0])
+    weights = np.ones(2 * len(tiles))
+    for _ in range(5):
+        damping = 1e-3
+        current = residuals(x, weights)
+        for _ in range(50):
+            jac = np.empty((len(current), 4))
+            for j in range(4):
+                step = np.zeros(4)
+                step[j] = 1e-6
+                jac[:, j] = (residuals(x + step, weights) - current) / 1e-6
+            normal = jac.T @ jac
+            delta = np.linalg.solve(normal + damping * np.diag(np.diag(normal) + 1e-9),
+                                    -jac.T @ current)
+            trial = residuals(x + delta, weights)
+            if trial @ trial < current @ current:
+                x, current, damping = x + delta, trial, damping / 3
+                if np.abs(delta).max() < 1e-10:
+                    break
+            else:
+                damping *= 5
+        raw = np.abs(residuals(x, np.ones(2 * len(tiles))))
+        weights = 1.0 / np.maximum(1.0, raw / 0.02)
+    return homography(x)
 
 
 def _off_plane(quads: npt.NDArray[np.float64], groups: list[list[int]],
@@ -145,20 +214,10 @@ def _off_plane(quads: npt.NDArray[np.float64], groups: list[list[int]],
     for g in groups:
         if rows_only and len({r for r, _ in _snap_image(quads, g).values()}) != 1:
             continue
-        errs = [float(np.abs(_shape_error(quads[i], plane)).max()) for i in g]
+        errs = np.abs(_shape_errors(quads[g], plane)).max(axis=1)
         if float(np.median(errs)) > FLAT_ASPECT:
             out.update(g)
     return out
-
-
-def _shape_error(quad: npt.NDArray[np.float64], h: npt.NDArray[np.float64]
-                 ) -> npt.NDArray[np.float64]:
-    """How far a tile mapped by ``h`` is from a 27×37 rectangle: (aspect share, cosine
-    of its corner angle)."""
-    f = frame(cv2.perspectiveTransform(quad.reshape(-1, 1, 2), h).reshape(4, 2))
-    aspect = f.height / max(f.width, 1e-9) / (TILE[1] / TILE[0]) - 1
-    cosine = float(f.right @ f.down) / max(f.width * f.height, 1e-9)
-    return np.array([aspect, cosine])
 
 
 def _touching_image(quads: npt.NDArray[np.float64], tiles: list[int]) -> list[list[int]]:
