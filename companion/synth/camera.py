@@ -193,7 +193,7 @@ def pose_for(bounds: np.ndarray, width: int, height: int, *, tilt: float, yaw: f
     scale = fill * min(width / ext[0], height / ext[1])
     free = np.array([width, height]) - scale * ext
     mid = (lo + hi) / 2
-    off = np.asarray(shift, np.float64) * np.maximum(free, 0.0) * 0.45
+    off = np.asarray(shift, np.float64) * np.maximum(free, 0.0) * 0.3
     S = np.array([[scale, 0, width / 2 - scale * mid[0] + off[0]],
                   [0, scale, height / 2 - scale * mid[1] + off[1]], [0, 0, 1]])
     return Pose(S @ P, tilt, yaw, roll)

@@ -79,11 +79,14 @@ def random_look(kind: str, rng: np.random.Generator) -> Look:
     """A random look for ``kind`` (fonts from installed packages, light or dark, ...)."""
     _check_kind(kind)
     paths = fonts.font_paths()
+    if kind == "nummix_tile":  # real tiles carry bold sans-serif numbers
+        paths = tuple(p for p in paths if _sans(p)) or paths
     font = paths[int(rng.integers(len(paths)))]
     dark = bool(rng.random() < 0.35) and kind in ("nox_card", "qwixx_card", "rox_card",
                                                   "catbox_card", "rox_scoring")
-    if kind == "nummix_tile":
-        background: RGB = _jitter((240, 234, 214), rng, 5)
+    if kind == "nummix_tile":  # ivory, brighter or dimmer, barely tinted (as in photos)
+        b = float(rng.uniform(0.95, 1.0))
+        background: RGB = _jitter((int(246 * b), int(242 * b), int(230 * b)), rng, 3)
     elif dark:
         background = _jitter(((34, 38, 52), (48, 30, 40), (30, 44, 38), (40, 40, 40))[
             int(rng.integers(4))], rng, 10)
@@ -96,6 +99,13 @@ def random_look(kind: str, rng: np.random.Generator) -> Look:
         offset=(float(rng.uniform(-0.03, 0.03)), float(rng.uniform(-0.03, 0.03))),
         variant=int(rng.integers(8)),
     )
+
+
+def _sans(path: str) -> bool:
+    """A sans-serif, proportional face (for Nummix numbers)."""
+    name = path.rsplit("/", 1)[-1]
+    return path == fonts.DEFAULT or name == "cmss10.ttf" or ("Sans" in name
+                                                             and "Mono" not in name)
 
 
 LOOK_POOL = 24
@@ -204,12 +214,16 @@ def _nummix_blank(look: Look, W: int, H: int) -> Image.Image:
     bg = look.background
     ox, oy = _offset(look, W, H)
     cx, cy = W / 2 + ox * 0.5, H * 0.40 + oy * 0.5
-    r = W * 0.40
-    d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=_mix(bg, (150, 140, 120), 0.10))
-    logo = _mix(bg, (120, 110, 90), 0.28)
-    _text(d, (W / 2, H * 0.80), "Nummix" if look.variant % 3 else "NUMMIX", H * 0.085, logo,
+    # the recess is an upright oval with a lighter rim, as on the real tiles
+    rx, ry = W * 0.36, H * 0.29
+    d.ellipse((cx - rx - W * 0.02, cy - ry - W * 0.02, cx + rx + W * 0.02, cy + ry + W * 0.02),
+              fill=_mix(bg, (255, 255, 255), 0.5))
+    d.ellipse((cx - rx, cy - ry, cx + rx, cy + ry), fill=_mix(bg, (150, 140, 120), 0.09))
+    # the embossed logo near the bottom, faint and warm, wide across the tile
+    logo = _mix(bg, (200, 150, 95), 0.30)
+    _text(d, (W / 2, H * 0.83), "Nummix" if look.variant % 3 else "NUMMIX", H * 0.1, logo,
           look)
-    d.ellipse((W / 2 - W * 0.05, H * 0.88, W / 2 + W * 0.05, H * 0.88 + W * 0.1), outline=logo,
+    d.ellipse((W / 2 - W * 0.04, H * 0.9, W / 2 + W * 0.04, H * 0.9 + W * 0.08), outline=logo,
               width=max(1, int(W / 50)))
     return img
 
@@ -500,10 +514,13 @@ def _paint_nummix(d: ImageDraw.ImageDraw, img: Image.Image, W: int, H: int, labe
         return
     colour = NUMMIX_INK[NUMMIX_LETTER[label[0]]]
     number = label[1:]
-    size = H * (0.42 if len(number) == 1 else 0.36)
+    size = H * (0.40 if len(number) == 1 else 0.34)
     if len(number) == 2:
-        size = min(size, W * 0.62)
-    _text(d, (cx, cy), number, size, colour, look, stroke=max(1, int(W / 90 * look.line)))
+        size = min(size, W * 0.58)
+    stroke = max(1, int(W / 110 * look.line))
+    if "Bold" not in look.font:  # regular faces made bold: the real numbers are heavy
+        stroke += max(1, round(W / 60))
+    _text(d, (cx, cy), number, size, colour, look, stroke=stroke)
 
 
 def _cat(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float, colour: RGB, lw: int) -> None:
