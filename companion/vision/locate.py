@@ -66,6 +66,15 @@ LYING_ROW_PENALTY = 0.15
 """Pieces touching end to end in a single file are rarer than side by side in a row:
 a blob both explain equally (4 upright tiles or 2 lying ones) is read as the row."""
 
+BOARD_VIEW = (600, 300)
+"""The research board is looked at rectified to this size (pixels) to find tokens."""
+TOKEN_VOTES = 18
+"""Hough accumulator threshold for a token's circle in the board view."""
+
+CONTRAST = 22.0
+"""Lab distance (lightness weighted by 0.5) from the table around it that makes a pixel
+part of a piece in the "contrast" mask."""
+
 GROOVE = 9
 """Width in work pixels of the widest dark line read as a groove between pieces."""
 GROOVE_DEPTH = 14
@@ -75,18 +84,45 @@ Image = npt.NDArray[np.uint8]
 
 
 @dataclass(frozen=True)
-class Profile:
-    """What a game's pieces look like to the locator: kind, aspect (short/long side),
-    and the smallest piece as a share of the image area."""
+class Other:
+    """A second kind of piece in a game, told from the main one by its aspect and its
+    area relative to the main piece's (a score sheet is several cards large)."""
 
     kind: str
     aspect: float
+    min_area: float
+    max_area: float
+    largest: bool = False  # there is one, the largest thing on the table (a board)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What a game's pieces look like to the locator: the main kind and its aspect
+    (short/long side), how pieces differ from the table ("light": cream tiles by
+    colour; "contrast": anything unlike the table around it), other kinds, and the
+    smallest piece as a share of the image area."""
+
+    kind: str
+    aspect: float
+    mask: str = "light"
+    others: tuple[Other, ...] = ()
     min_area: float = 2.5e-4
 
 
+CARD = 59.0 / 91.0
 PROFILES: dict[str, Profile] = {
     "nummix": Profile("nummix_tile", TILE_ASPECT),
+    "nox": Profile("nox_card", CARD, "contrast"),
+    "qwixx": Profile("qwixx_card", CARD, "contrast",
+                     (Other("qwixx_sheet", 105 / 148, 2.5, 12.0),)),
+    "rox": Profile("rox_card", 1.0, "contrast", (Other("rox_scoring", 44 / 68, 0.45, 0.85),)),
+    "catbox": Profile("catbox_card", CARD, "contrast",
+                      (Other("catbox_board", 150 / 300, 6.0, 40.0, largest=True),
+                       Other("token", 1.0, 0.02, 0.12))),
 }
+"""Sizes from COMPONENTS.md and the renderer (millimetres): cards 59×91, Rox cards
+68×68 and scoring cards 44×68, the Qwixx sheet about A6 (105×148), the Cat in the Box
+board 150×300, tokens 16×16."""
 
 
 def locate(image: Image, *, game: str, profile: Profile | None = None) -> Detections:
@@ -100,14 +136,14 @@ def locate(image: Image, *, game: str, profile: Profile | None = None) -> Detect
     scale = min(1.0, WORK_SIDE / max(image.shape[:2]))
     work = image if scale == 1.0 else cv2.resize(
         image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-    quads = _locate_lattice(work, profile)
-    if not quads:
+    found = _locate_lattice(work, profile)
+    if not found:
         return Detections.empty()
-    out = np.asarray(quads, np.float32) / scale
+    out = np.asarray([q for q, _ in found], np.float32) / scale
     h, w = image.shape[:2]  # a piece cut by the border is reported by its visible part
     out[..., 0] = out[..., 0].clip(0, w)
     out[..., 1] = out[..., 1].clip(0, h)
-    return Detections(out, (profile.kind,) * len(quads))
+    return Detections(out, tuple(k for _, k in found))
 
 
 # ---------------------------------------------------------------- the piece mask
@@ -157,6 +193,39 @@ def piece_mask(image: Image) -> Masks:
     return Masks(raw, whole, _fill(cut), grooves)
 
 
+def contrast_mask(image: Image) -> Masks:
+    """Masks of piece pixels for pieces of any colour (dark Nox cards, grey Rox cards):
+    pixels unlike the table around them (Lab distance from a coarse median of the
+    image), with the table's ArUco markers removed."""
+    lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)
+    h, w = lab.shape[:2]
+    small = cv2.resize(lab, (max(8, w // 16), max(8, h // 16)), interpolation=cv2.INTER_AREA)
+    table = cv2.resize(cv2.medianBlur(small, 9), (w, h), interpolation=cv2.INTER_LINEAR)
+    diff = lab.astype(np.int16) - table.astype(np.int16)
+    distance = np.sqrt(0.5 * diff[..., 0].astype(np.float32) ** 2
+                       + diff[..., 1].astype(np.float32) ** 2
+                       + diff[..., 2].astype(np.float32) ** 2)
+    raw = ((distance > CONTRAST) * 255).astype(np.uint8)
+    raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    _erase_markers(image, raw)
+    whole = _fill(cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8)))
+    grooves = cv2.morphologyEx(lab[..., 0], cv2.MORPH_BLACKHAT, np.ones((GROOVE, GROOVE), np.uint8))
+    cut = whole.copy()
+    cut[grooves > GROOVE_DEPTH] = 0
+    cut = cv2.erode(cut, np.ones((3, 3), np.uint8))
+    return Masks(raw, whole, _fill(cut), grooves)
+
+
+def _erase_markers(image: Image, mask: npt.NDArray[np.uint8]) -> None:
+    """Clear the table's ArUco markers (and their white margin) from ``mask``."""
+    from companion.calibration.markers import detect_markers
+
+    for marker in detect_markers(image):
+        centre = marker.corners.mean(axis=0)
+        grown = centre + (marker.corners - centre) * 1.7
+        cv2.fillConvexPoly(mask, np.round(grown).astype(np.int32), 0)
+
+
 def _fill(mask: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
     """The mask with every hole (a glyph, a logo) filled and specks removed."""
     filled = np.zeros_like(mask)
@@ -190,10 +259,13 @@ class _Blob:
         return float(np.linalg.norm(c[1] - c[0]) + np.linalg.norm(c[2] - c[3])) / 2
 
 
-def _locate_lattice(image: Image, profile: Profile) -> list[npt.NDArray[np.float32]]:
-    """Quads of the pieces: a blob of the whole mask that is one clean piece is taken as
-    it is; any other blob is cut along its grooves and each part split as a lattice."""
-    raw, whole, cut, grooves = piece_mask(image)
+def _locate_lattice(image: Image, profile: Profile
+                    ) -> list[tuple[npt.NDArray[np.float32], str]]:
+    """(quad, kind) of the pieces: a blob of the whole mask that is one clean piece of
+    another kind (a sheet, a board, a token) is taken as it is; a neat blob is split as
+    a lattice of the main piece; a ragged one is first cut along its grooves."""
+    masks = piece_mask(image) if profile.mask == "light" else contrast_mask(image)
+    raw, whole, cut, grooves = masks
     min_area = profile.min_area * image.shape[0] * image.shape[1]
     groups: list[tuple[_Blob | None, list[_Blob]]] = []
     contours, _ = cv2.findContours(whole, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
@@ -213,7 +285,14 @@ def _locate_lattice(image: Image, profile: Profile) -> list[npt.NDArray[np.float
     everything += [p for g in groups if not (g[0] and g[0].fill > WHOLE_FILL) for p in g[1]]
     size = _size_model(everything, profile.aspect)
     quads: list[npt.NDArray[np.float32]] = []
+    others: list[tuple[npt.NDArray[np.float32], str]] = []
+    biggest = max((g[0] for g in groups if g[0] is not None), key=lambda b: b.pixels,
+                  default=None)
     for blob, parts in groups:
+        other = _other_kind(blob, size, profile, biggest=blob is biggest)
+        if other is not None and blob is not None:
+            others.append((short_edge_first(blob.corners), other))
+            continue
         pieces = [p for p in parts if _usable(p, size and size(p), profile.aspect)]
         covered = sum(p.pixels for p in pieces)
         if blob is not None and (blob.fill > WHOLE_FILL or covered < 0.6 * blob.pixels):
@@ -224,7 +303,56 @@ def _locate_lattice(image: Image, profile: Profile) -> list[npt.NDArray[np.float
     if quads:  # specks far smaller than the largest piece found are table texture
         areas = np.array([cv2.contourArea(q) for q in quads])
         quads = [q for q, a in zip(quads, areas, strict=True) if a >= MIN_SHARE * areas.max()]
+    tokens = [(q, "token") for board, kind in others if kind == "catbox_board"
+              for q in _tokens_on(image, board)]
+    return [(q, profile.kind) for q in quads] + others + tokens
+
+
+def _tokens_on(image: Image, board: npt.NDArray[np.float32]) -> list[npt.NDArray[np.float32]]:
+    """Round tokens lying on the research board: circles of the token's size (16 mm on
+    a 300 mm board) in the board's rectified view, as square quads in the image."""
+    corners = np.asarray(board, np.float32)
+    if np.linalg.norm(corners[1] - corners[0]) < np.linalg.norm(corners[2] - corners[1]):
+        corners = np.roll(corners, -1, axis=0)  # long edge first
+    width, height = BOARD_VIEW
+    target = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
+    to_view = cv2.getPerspectiveTransform(corners, target)
+    view = cv2.warpPerspective(image, to_view, (width, height))
+    grey = cv2.GaussianBlur(cv2.cvtColor(view, cv2.COLOR_BGR2GRAY), (5, 5), 1.2)
+    radius = width * 8.0 / 300.0
+    circles = cv2.HoughCircles(grey, cv2.HOUGH_GRADIENT, dp=1, minDist=1.5 * radius,
+                               param1=80, param2=TOKEN_VOTES,
+                               minRadius=round(0.7 * radius), maxRadius=round(1.3 * radius))
+    if circles is None:
+        return []
+    back = np.linalg.inv(to_view)
+    quads = []
+    for x, y, r in circles[0]:
+        square = np.array([[[x - r, y - r], [x + r, y - r], [x + r, y + r], [x - r, y + r]]],
+                          np.float32)
+        quads.append(short_edge_first(cv2.perspectiveTransform(square, back).reshape(4, 2)))
     return quads
+
+
+def _other_kind(blob: _Blob | None, size: Callable[[_Blob], float] | None,
+                profile: Profile, *, biggest: bool = False) -> str | None:
+    """The kind of a clean single blob that is not the main piece (by area relative to
+    the main piece and by aspect; a board is the biggest blob of its shape), or None."""
+    if blob is None or not profile.others:
+        return None
+    for other in profile.others:
+        if (other.largest and biggest and blob.fill >= 0.6
+                and abs(np.log(blob.short / blob.long / other.aspect)) < 0.35):
+            return other.kind
+    if size is None or blob.fill < 0.8:
+        return None
+    unit = size(blob)
+    relative = blob.pixels / (unit * unit * profile.aspect)
+    for other in profile.others:
+        if (other.min_area <= relative <= other.max_area
+                and abs(np.log(blob.short / blob.long / other.aspect)) < 0.2):
+            return other.kind
+    return None
 
 
 def _usable(blob: _Blob, unit: float | None, aspect: float) -> bool:
