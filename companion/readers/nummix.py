@@ -32,6 +32,8 @@ PITCH = TILE + 0.7
 FLAT_ASPECT = 0.05
 """On the table plane from the corner markers, a lying tile is a 27×37 rectangle within
 this share (aspect, and cosine of its corner angle)."""
+RACK_CANDIDATES = 4
+"""The largest single rows tried as the rack (each costs one plane fit)."""
 RACK_ERROR = 0.06
 RACK_MARGIN = 1.5
 """Without a table plane from markers: the plane is fitted to the tiles themselves, and
@@ -39,6 +41,9 @@ the single row of 3+ tiles furthest from 27×37 rectangles on it is a rack if it
 exceeds ``RACK_ERROR`` and ``RACK_MARGIN`` times any other group's (lens distortion
 bends flat groups a little too)."""
 SNAP = 0.3
+TOUCH_GAP = 0.15
+"""Touching tiles are at most this far (in tile sides) from a pitch apart along their
+line: a few millimetres of table between two groups keeps them apart."""
 JOIN_SNAP = 0.15
 """Tighter for joining groups into one grid: a wrong join would make tiles touch."""
 """A tile more than this far (in cells) from a lattice point is not on that lattice."""
@@ -125,18 +130,27 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
     if plane is not None:
         return _off_plane(quads, groups, plane)
     candidates = [g for g in groups if len(g) >= 3]
-    if len(candidates) < 2:
+    rows = sorted((g for g in candidates
+                   if len({r for r, _ in _snap_image(quads, g).values()}) == 1),
+                  key=len, reverse=True)[:RACK_CANDIDATES]
+    best: tuple[float, list[int], npt.NDArray[np.float64]] | None = None
+    for rack in rows:  # the plane fitted without each candidate row in turn
+        rest = [i for g in groups if g is not rack and len(g) >= 2 for i in g]
+        if len(rest) < 4:
+            continue
+        plane = _self_plane(quads, rest)
+        fit = float(np.median(np.abs(_shape_errors(quads[rest], plane)).max(axis=1)))
+        if best is None or fit < best[0]:
+            best = (fit, rack, plane)
+    if best is None:
         return set()
-    plane = _self_plane(quads, [i for g in groups if len(g) >= 2 for i in g])
-    errors = {id(g): float(np.median(np.abs(_shape_errors(quads[g], plane)).max(axis=1)))
-              for g in candidates}
-    rows = [g for g in candidates
-            if len({r for r, _ in _snap_image(quads, g).values()}) == 1]
-    if not rows:
-        return set()
-    rack = max(rows, key=lambda g: errors[id(g)])
-    worst_other = max(errors[id(g)] for g in candidates if g is not rack)
-    if errors[id(rack)] > RACK_ERROR and errors[id(rack)] > RACK_MARGIN * worst_other:
+    _, rack, plane = best
+
+    def error(g: list[int]) -> float:
+        return float(np.median(np.abs(_shape_errors(quads[g], plane)).max(axis=1)))
+
+    worst_other = max((error(g) for g in candidates if g is not rack), default=0.0)
+    if error(rack) > RACK_ERROR and error(rack) > RACK_MARGIN * worst_other:
         return set(rack)
     return set()
 
@@ -182,10 +196,10 @@ def _self_plane(quads: npt.NDArray[np.float64], tiles: list[int]) -> npt.NDArray
 
     x = np.array([0.0, 0.0, 0.0, 1.0])
     weights = np.ones(2 * len(tiles))
-    for _ in range(5):
+    for _ in range(3):
         damping = 1e-3
         current = residuals(x, weights)
-        for _ in range(50):
+        for _ in range(30):
             jac = np.empty((len(current), 4))
             for j in range(4):
                 step = np.zeros(4)
@@ -255,7 +269,8 @@ def _neighbour(xy: tuple[float, float]) -> tuple[int, int] | None:
         return None
     ex = x - step[0] * PITCH[0] / TILE[0]
     ey = y - step[1] * PITCH[1] / TILE[1]
-    if abs(ex) > SNAP or abs(ey) > SNAP:
+    along, across = (ex, ey) if step[0] else (ey, ex)
+    if abs(along) > TOUCH_GAP or abs(across) > SNAP:
         return None
     return int(step[0]), int(step[1])
 
