@@ -28,6 +28,8 @@ SECTIONS: list[str] = [
     "companion.games.nummix_finder:bench_nummix_finder",
     "companion.synth.bench:bench_synth",
     "companion.readers.bench:bench_readers",
+    "companion.vision.bench:bench_locate_real",
+    "companion.vision.bench:bench_locate_scenes",
 ]
 
 
