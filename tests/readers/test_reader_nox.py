@@ -101,3 +101,20 @@ def test_circular_groups_split_at_the_widest_gaps() -> None:
     assert len(circular_groups(angles, count=2)) == 2
     assert circular_groups([], count=3) == []
     assert np.isclose(len(circular_groups([0.0])), 1)
+
+
+def test_profile_seats_stand_in_for_seat_markers() -> None:
+    from companion.calibration.table import Seat, TableProfile
+
+    scene = next(s for s in scenes("normal") if s.camera["markers"])
+    seat_marks = [m for m in scene.markers if m["id"] >= 10]
+    names = {10 + k: p for k, p in enumerate(scene.state["players"])}
+    profile = TableProfile(
+        (scene.image.shape[1], scene.image.shape[0]), None, None,
+        tuple(Seat(m["id"], names[m["id"]],
+                   tuple(np.mean(m["quad"], axis=0).tolist()), None) for m in seat_marks),
+        (1.0, 1.0, 1.0), "none")
+    read = read_state("nox", detections_from_scene(scene), image_shape=scene.image.shape,
+                      profile=profile)
+    assert read.state["players"] == scene.state["players"]
+    assert read.state["kitties"] == nox_tops(scene.state)
