@@ -71,9 +71,12 @@ BOARD_VIEW = (600, 300)
 TOKEN_VOTES = 18
 """Hough accumulator threshold for a token's circle in the board view."""
 
-CONTRAST = 22.0
-"""Lab distance (lightness weighted by 0.5) from the table around it that makes a pixel
-part of a piece in the "contrast" mask."""
+CONTRAST = 18.0
+"""Lab distance (lightness weighted, see below) from the table around it that makes a
+pixel part of a piece in the "contrast" mask."""
+LIGHTNESS_WEIGHT = 0.4
+"""Weight of squared lightness in that distance: shadows on the table change lightness
+far more than colour."""
 
 GROOVE = 9
 """Width in work pixels of the widest dark line read as a groove between pieces."""
@@ -202,7 +205,7 @@ def contrast_mask(image: Image) -> Masks:
     small = cv2.resize(lab, (max(8, w // 16), max(8, h // 16)), interpolation=cv2.INTER_AREA)
     table = cv2.resize(cv2.medianBlur(small, 9), (w, h), interpolation=cv2.INTER_LINEAR)
     diff = lab.astype(np.int16) - table.astype(np.int16)
-    distance = np.sqrt(0.5 * diff[..., 0].astype(np.float32) ** 2
+    distance = np.sqrt(LIGHTNESS_WEIGHT * diff[..., 0].astype(np.float32) ** 2
                        + diff[..., 1].astype(np.float32) ** 2
                        + diff[..., 2].astype(np.float32) ** 2)
     raw = ((distance > CONTRAST) * 255).astype(np.uint8)
@@ -210,9 +213,8 @@ def contrast_mask(image: Image) -> Masks:
     _erase_markers(image, raw)
     whole = _fill(cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8)))
     grooves = cv2.morphologyEx(lab[..., 0], cv2.MORPH_BLACKHAT, np.ones((GROOVE, GROOVE), np.uint8))
-    cut = whole.copy()
-    cut[grooves > GROOVE_DEPTH] = 0
-    cut = cv2.erode(cut, np.ones((3, 3), np.uint8))
+    # cards carry strong printed lines, so only the table showing between them parts them
+    cut = cv2.erode(raw, np.ones((3, 3), np.uint8))
     return Masks(raw, whole, _fill(cut), grooves)
 
 
