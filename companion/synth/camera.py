@@ -282,14 +282,21 @@ def glare(rng: np.random.Generator, count: int, width: int, height: int) -> np.n
 NOISE_LEVELS: tuple[float, ...] = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.5, 8.0, 10.0)
 
 
+@functools.lru_cache(maxsize=2)
+def _unit_noise(height: int, width: int) -> np.ndarray:
+    """Standard normal noise a little larger than the frame (fixed seed), made once."""
+    out = np.random.default_rng(7).standard_normal((height + 32, width + 32, 3),
+                                                   dtype=np.float32)
+    out.setflags(write=False)
+    return out
+
+
 @functools.lru_cache(maxsize=12)
 def _noise_bank(height: int, width: int, level: float) -> tuple[np.ndarray, np.ndarray]:
     """Gaussian sensor noise of σ = ``level`` as saturating uint8 (plus, minus) parts, made
-    once per frame size and level with a fixed seed; scenes crop it at random offsets."""
-    seed = int(level * 100) + 7
-    bank = np.random.default_rng(seed).standard_normal((height + 32, width + 32, 3),
-                                                       dtype=np.float32) * level
-    bank = np.rint(bank)
+    once per frame size and level by scaling one unit bank; scenes crop it at random
+    offsets."""
+    bank = np.rint(_unit_noise(height, width) * np.float32(level))
     return (np.clip(bank, 0, 255).astype(np.uint8), np.clip(-bank, 0, 255).astype(np.uint8))
 
 
