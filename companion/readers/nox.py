@@ -34,6 +34,9 @@ from companion.vision.detections import Detections
 
 SEAT_GAP = math.radians(25)
 """Kitties whose cards face directions this far apart belong to different seats."""
+SEAT_DISTANCE = 1.0
+"""A seat marker lies about a card's height behind its kitty (in the owner's
+direction); the marker nearest that point is the kitty's seat."""
 FIRST_SEAT_DIRECTION = math.pi / 2
 """Without seat markers P1 is the seat nearest the camera (the photo's bottom edge,
 image angle +90°); the others follow clockwise."""
@@ -103,13 +106,11 @@ def _name_groups(groups: list[list[int]], directions: list[float], frames: dict[
         costs = np.zeros((len(groups), len(seat_marks)))
         for g, group in enumerate(groups):
             centre = np.mean([frames[i].centre for i in group], axis=0)
-            size = np.mean([frames[i].height for i in group])
+            size = float(np.mean([frames[i].height for i in group]))
             out = np.array([math.cos(directions[g]), math.sin(directions[g])])
+            seat_at = centre + out * SEAT_DISTANCE * size  # where its player sits
             for s, mark in enumerate(seat_marks):
-                offset = mark.xy - centre
-                # behind the kitty (in its owner's direction) and near it
-                costs[g, s] = np.linalg.norm(offset) / size - 2.0 * float(
-                    offset @ out) / (np.linalg.norm(offset) + 1e-9)
+                costs[g, s] = float(np.linalg.norm(mark.xy - seat_at)) / size
         pairs = dict(assign(costs))
         names = []
         for g in range(len(groups)):
