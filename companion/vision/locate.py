@@ -477,6 +477,7 @@ def _split(raw: npt.NDArray[np.uint8], grooves: npt.NDArray[np.uint8], blob: _Bl
     depth = cv2.warpPerspective(grooves, to_frame, (cw, ch), flags=cv2.INTER_LINEAR)
     row_h = s / m
     along = row_h * aspect if standing else row_h / aspect
+    frame = _fill_small_holes(frame, 0.6 * row_h * along)
     cells = []
     for j in range(m):
         strip = frame[round(j * row_h):max(round((j + 1) * row_h), round(j * row_h) + 1)]
@@ -502,6 +503,20 @@ def _split(raw: npt.NDArray[np.uint8], grooves: npt.NDArray[np.uint8], blob: _Bl
                     np.array([corners], np.float32), from_frame).reshape(4, 2)
                 cells.append(short_edge_first(quad))
     return cells
+
+
+def _fill_small_holes(mask: npt.NDArray[np.uint8], max_area: float) -> npt.NDArray[np.uint8]:
+    """The mask with enclosed holes smaller than ``max_area`` filled (a tile's printed
+    disc or number), larger ones (a rack's gap between tiles) kept."""
+    holes = (mask == 0).astype(np.uint8)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(holes, connectivity=4)
+    h, w = mask.shape
+    out = mask.copy()
+    for k in range(1, count):
+        x, y, bw, bh, area = stats[k]
+        if area < max_area and x > 0 and y > 0 and x + bw < w and y + bh < h:
+            out[labels == k] = 255
+    return out
 
 
 def _count_pieces(profile: npt.NDArray[np.float64], start: int, stop: int, count: float
