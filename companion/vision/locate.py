@@ -184,7 +184,8 @@ def piece_mask(image: Image) -> Masks:
         small = cv2.resize(lab[..., 0], None, fx=1 / 8, fy=1 / 8, interpolation=cv2.INTER_AREA)
         local = cv2.resize(cv2.medianBlur(small, 15), (light.shape[1], light.shape[0]),
                            interpolation=cv2.INTER_LINEAR).astype(np.int16)
-        lifted = (light - local > LIFT) & (chroma < 40) & (spread < 7)
+        coloured = abs(a_bg - 128) + abs(b_bg - 128) > 15  # a coloured cloth, not stone
+        lifted = (light - local > LIFT) & (chroma < 40) & ((spread < 7) | coloured)
     raw = ((brighter | warmer | smooth | lifted).astype(np.uint8)) * 255
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     whole = _fill(cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8)))
