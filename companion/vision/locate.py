@@ -186,7 +186,10 @@ def piece_mask(image: Image) -> Masks:
                            interpolation=cv2.INTER_LINEAR).astype(np.int16)
         coloured = abs(a_bg - 128) + abs(b_bg - 128) > 15  # a coloured cloth, not stone
         lifted = (light - local > LIFT) & (chroma < 40) & ((spread < 7) | coloured)
-    raw = ((brighter | warmer | smooth | lifted).astype(np.uint8)) * 255
+    # unlike the table around it in colour, lighter, and near neutral (cream on green)
+    table_distance, table_light = _table_distance(lab)
+    distinct = ((table_distance > CONTRAST) & (light - table_light > 8) & (chroma < 35))
+    raw = ((brighter | warmer | smooth | lifted | distinct).astype(np.uint8)) * 255
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     whole = _fill(cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8)))
     # thin dark lines (the grooves between touching pieces) cut the mask apart
@@ -202,13 +205,7 @@ def contrast_mask(image: Image) -> Masks:
     pixels unlike the table around them (Lab distance from a coarse median of the
     image), with the table's ArUco markers removed."""
     lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)
-    h, w = lab.shape[:2]
-    small = cv2.resize(lab, (max(8, w // 16), max(8, h // 16)), interpolation=cv2.INTER_AREA)
-    table = cv2.resize(cv2.medianBlur(small, 9), (w, h), interpolation=cv2.INTER_LINEAR)
-    diff = lab.astype(np.int16) - table.astype(np.int16)
-    distance = np.sqrt(LIGHTNESS_WEIGHT * diff[..., 0].astype(np.float32) ** 2
-                       + diff[..., 1].astype(np.float32) ** 2
-                       + diff[..., 2].astype(np.float32) ** 2)
+    distance, _ = _table_distance(lab)
     raw = ((distance > CONTRAST) * 255).astype(np.uint8)
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     _erase_markers(image, raw)
@@ -217,6 +214,19 @@ def contrast_mask(image: Image) -> Masks:
     # cards carry strong printed lines, so only the table showing between them parts them
     cut = cv2.erode(raw, np.ones((3, 3), np.uint8))
     return Masks(raw, whole, _fill(cut), grooves)
+
+
+def _table_distance(lab: npt.NDArray[np.uint8]
+                    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int16]]:
+    """How unlike the table around it each pixel is (Lab distance, lightness weighted
+    by LIGHTNESS_WEIGHT, from a coarse median of the image) and the table's lightness."""
+    h, w = lab.shape[:2]
+    small = cv2.resize(lab, (max(8, w // 16), max(8, h // 16)), interpolation=cv2.INTER_AREA)
+    table = cv2.resize(cv2.medianBlur(small, 9), (w, h), interpolation=cv2.INTER_LINEAR)
+    diff = lab.astype(np.float32) - table.astype(np.float32)
+    distance = np.sqrt(LIGHTNESS_WEIGHT * diff[..., 0] ** 2 + diff[..., 1] ** 2
+                       + diff[..., 2] ** 2)
+    return distance, table[..., 0].astype(np.int16)
 
 
 def _erase_markers(image: Image, mask: npt.NDArray[np.uint8]) -> None:
