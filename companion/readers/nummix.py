@@ -40,13 +40,13 @@ RACK_MARGIN = 1.5
 the single row of 3+ tiles furthest from 27×37 rectangles on it is a rack if its error
 exceeds ``RACK_ERROR`` and ``RACK_MARGIN`` times any other group's (lens distortion
 bends flat groups a little too)."""
-SNAP = 0.3
 TOUCH_GAP = 0.15
 """Touching tiles are at most this far (in tile sides) from a pitch apart along their
-line: a few millimetres of table between two groups keeps them apart."""
+line, and offset across it: a few millimetres of table between two groups, or a group
+set off by a fifth of a tile, keeps them apart."""
 JOIN_SNAP = 0.15
-"""Tighter for joining groups into one grid: a wrong join would make tiles touch."""
-"""A tile more than this far (in cells) from a lattice point is not on that lattice."""
+"""A group more than this far (in cells) from the lattice point of a grid's tile is
+not on that grid's lattice."""
 SAME_AXIS = math.radians(3)
 """Groups this close in angle (and on one lattice) may share one grid."""
 NEAR = 3
@@ -270,7 +270,7 @@ def _neighbour(xy: tuple[float, float]) -> tuple[int, int] | None:
     ex = x - step[0] * PITCH[0] / TILE[0]
     ey = y - step[1] * PITCH[1] / TILE[1]
     along, across = (ex, ey) if step[0] else (ey, ex)
-    if abs(along) > TOUCH_GAP or abs(across) > SNAP:
+    if abs(along) > TOUCH_GAP or abs(across) > TOUCH_GAP:
         return None
     return int(step[0]), int(step[1])
 
