@@ -34,6 +34,10 @@ TILE_ASPECT = 27.0 / 37.0
 WORK_SIDE = 1000
 """Images are located at most this many pixels on their long side (then scaled back)."""
 
+NECK = 0.3
+"""Erosion radius, as a share of a piece's width, that parts pieces touching at a
+corner or at an angle."""
+
 RAGGED = 0.8
 """A blob filling less of its rectangle than this is not one row or grid: it is cut
 into rows of pieces of the usual size, each row into runs."""
@@ -260,6 +264,7 @@ class _Blob:
     fill: float  # share of the rectangle the blob covers
     pixels: float  # the blob's area
     corners: npt.NDArray[np.float32]
+    contour: npt.NDArray[np.int32]
 
     @property
     def short(self) -> float:
@@ -311,7 +316,8 @@ def _locate_lattice(image: Image, profile: Profile
         if blob is not None and (blob.fill > WHOLE_FILL or covered < 0.6 * blob.pixels):
             # a neat blob, or one the grooves only shredded: split it as a whole
             pieces = [blob] if _usable(blob, size and size(blob), profile.aspect) else []
-        for piece in pieces:
+        for piece in (p for whole_part in pieces for p in _separate(
+                whole_part, size and size(whole_part), profile.aspect, min_area)):
             quads.extend(_split(raw, grooves, piece, size and size(piece), profile.aspect))
     if quads:  # specks far smaller than the largest piece found are table texture
         areas = np.array([cv2.contourArea(q) for q in quads])
@@ -368,6 +374,33 @@ def _other_kind(blob: _Blob | None, size: Callable[[_Blob], float] | None,
     return None
 
 
+def _separate(blob: _Blob, unit: float | None, aspect: float, min_area: float
+              ) -> list[_Blob]:
+    """A ragged blob of a few pieces touching at an angle (scattered tiles) split at
+    its narrow necks: eroded until it falls apart, each part grown back within it."""
+    if unit is None or blob.fill >= RAGGED:
+        return [blob]
+    piece_area = unit * unit * aspect
+    if not 1.4 * piece_area < blob.pixels < 8 * piece_area:
+        return [blob]
+    x, y, w, h = cv2.boundingRect(blob.contour)
+    pad = 2
+    mask = np.zeros((h + 2 * pad, w + 2 * pad), np.uint8)
+    cv2.drawContours(mask, [blob.contour - np.array([x - pad, y - pad])], -1, 255, cv2.FILLED)
+    radius = max(1, round(NECK * unit * aspect))
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius + 1, 2 * radius + 1))
+    count, labels = cv2.connectedComponents(cv2.erode(mask, disc))
+    if count <= 2:
+        return [blob]
+    parts = []
+    for k in range(1, count):
+        grown = cv2.dilate((labels == k).astype(np.uint8) * 255, disc) & mask
+        contours, _ = cv2.findContours(grown, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE,
+                                       offset=(x - pad, y - pad))
+        parts += [b for b in (_blob(c, min_area) for c in contours) if b is not None]
+    return parts or [blob]
+
+
 def _usable(blob: _Blob, unit: float | None, aspect: float) -> bool:
     """Neat enough to split: fills half its rectangle, or is a ragged cluster of
     several pieces (an L of tiles)."""
@@ -400,7 +433,7 @@ def _blob(contour: npt.NDArray[np.int32], min_area: float) -> _Blob | None:
     sides = [float(np.linalg.norm(corners[(i + 1) % 4] - corners[i])) for i in range(4)]
     if sides[0] + sides[2] < sides[1] + sides[3]:
         corners = np.roll(corners, -1, axis=0)
-    return _Blob(rect, area / (w * h), area, corners)
+    return _Blob(rect, area / (w * h), area, corners, contour)
 
 
 def _size_model(blobs: Sequence[_Blob], aspect: float) -> Callable[[_Blob], float] | None:
