@@ -34,7 +34,7 @@ TILE_ASPECT = 27.0 / 37.0
 WORK_SIDE = 1000
 """Images are located at most this many pixels on their long side (then scaled back)."""
 
-NECK = 0.3
+NECK = 0.38
 """Erosion radius, as a share of a piece's width, that parts pieces touching at a
 corner or at an angle."""
 
