@@ -34,6 +34,9 @@ TILE_ASPECT = 27.0 / 37.0
 WORK_SIDE = 1000
 """Images are located at most this many pixels on their long side (then scaled back)."""
 
+REFINE_GROW = 1.5
+"""Pixels added on each side of a refined piece (the groove-cut mask is eroded)."""
+
 NECK = 0.38
 """Erosion radius, as a share of a piece's width, that parts pieces touching at a
 corner or at an angle."""
@@ -319,6 +322,7 @@ def _locate_lattice(image: Image, profile: Profile
         for piece in (p for whole_part in pieces for p in _separate(
                 whole_part, size and size(whole_part), profile.aspect, min_area)):
             quads.extend(_split(raw, grooves, piece, size and size(piece), profile.aspect))
+    quads = [_refine(q, cut, profile.aspect) for q in quads]
     if quads:  # specks far smaller than the largest piece found are table texture
         areas = np.array([cv2.contourArea(q) for q in quads])
         quads = [q for q, a in zip(quads, areas, strict=True) if a >= MIN_SHARE * areas.max()]
@@ -372,6 +376,36 @@ def _other_kind(blob: _Blob | None, size: Callable[[_Blob], float] | None,
                 and abs(np.log(blob.short / blob.long / other.aspect)) < 0.2):
             return other.kind
     return None
+
+
+def _refine(quad: npt.NDArray[np.float32], cut: npt.NDArray[np.uint8], aspect: float
+            ) -> npt.NDArray[np.float32]:
+    """The cell moved onto the piece the mask shows there: the rectangle around the
+    largest patch of groove-cut mask within the (slightly grown) cell, when it has about
+    the cell's size and the piece's aspect; else the cell as it was."""
+    centre = quad.mean(axis=0)
+    grown = centre + (quad - centre) * 1.15
+    x, y, w, h = cv2.boundingRect(np.round(grown).astype(np.int32))
+    x0, y0 = max(x, 0), max(y, 0)
+    x1, y1 = min(x + w, cut.shape[1]), min(y + h, cut.shape[0])
+    if x1 - x0 < 4 or y1 - y0 < 4:
+        return quad
+    window = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillConvexPoly(window, np.round(grown - [x0, y0]).astype(np.int32), 255)
+    window &= cut[y0:y1, x0:x1]
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(window)
+    if count < 2:
+        return quad
+    k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    points = np.column_stack(np.nonzero(labels == k)[::-1]).astype(np.float32)
+    (cx, cy), (rw, rh), angle = cv2.minAreaRect(points)
+    rw, rh = rw + 2 * REFINE_GROW, rh + 2 * REFINE_GROW  # the cut mask was eroded
+    area = cv2.contourArea(quad)
+    if not (0.7 * area < rw * rh < 1.3 * area
+            and abs(np.log(min(rw, rh) / max(rw, rh) / aspect)) < 0.25):
+        return quad
+    box = cv2.boxPoints(((cx + x0, cy + y0), (rw, rh), angle))
+    return short_edge_first(box)
 
 
 def _separate(blob: _Blob, unit: float | None, aspect: float, min_area: float
