@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "companion.benchmarks",
     "companion.commands.calibrate",
     "companion.commands.synth",
+    "companion.commands.train",
 )
 
 

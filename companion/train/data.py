@@ -1,0 +1,218 @@
+"""Training crops for the piece classifiers: what each model reads, and labelled crops
+from rendered scenes (through jittered ground-truth quads), rendered faces and the real
+tile photos, with camera-like augmentation. numpy/OpenCV only (no torch here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from companion.vision.colour import white_balance
+from companion.vision.detections import rectify
+
+Image = npt.NDArray[np.uint8]
+
+NUMMIX_JOKERS = ("Jrk", "Jrb", "Jro", "Jkb", "Jko", "Jbo")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One classifier: the piece kind it reads, its crop size (w, h), its labels (in the
+    check contract's notation), and whether it also learns upside-down crops."""
+
+    name: str
+    game: str
+    kind: str
+    size: tuple[int, int]
+    labels: tuple[str, ...]
+    oriented: bool = True  # classes are (label, upright) and (label, upside down)
+    real_tiles: bool = False  # add crops from the real Rummikub photos
+
+    @property
+    def classes(self) -> int:
+        return len(self.labels) * (2 if self.oriented else 1)
+
+
+SPECS: dict[str, ModelSpec] = {s.name: s for s in (
+    ModelSpec("nummix_tile", "nummix", "nummix_tile", (32, 44),
+              tuple(f"{c}{n}" for c in "rkbo" for n in range(1, 18)) + NUMMIX_JOKERS,
+              real_tiles=True),
+    ModelSpec("nox_card", "nox", "nox_card", (36, 56), tuple(str(n) for n in range(1, 16))),
+    ModelSpec("qwixx_card", "qwixx", "qwixx_card", (36, 56),
+              tuple(f"{c}{n}" for c in "rygb" for n in range(2, 13))
+              + tuple(f"back{n}" for n in range(2, 13)) + tuple(f"J{n}" for n in range(2, 13))),
+    ModelSpec("catbox_card", "catbox", "catbox_card", (36, 56),
+              tuple(str(n) for n in range(1, 10))),
+    ModelSpec("rox_scoring", "rox", "rox_scoring", (32, 48), tuple(str(n) for n in range(1, 11))),
+    ModelSpec("rox_card", "rox", "rox_card", (48, 48),
+              ("fire", "water", "earth", "air", "magic"), oriented=False),
+    ModelSpec("rox_edge", "rox", "rox_edge", (16, 16),
+              ("fire", "water", "earth", "air", "magic"), oriented=False),
+    ModelSpec("token", "catbox", "token", (24, 24),
+              ("red", "blue", "yellow", "green", "purple", "observed"), oriented=False),
+)}
+
+
+def jitter_quad(quad: npt.ArrayLike, rng: np.random.Generator, amount: float = 0.03
+                ) -> npt.NDArray[np.float32]:
+    """Each corner moved by up to ``amount`` of the quad's size: imperfect locating."""
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    side = float(np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[3] - q[0])) / 2
+    return (q + rng.uniform(-amount, amount, (4, 2)) * side).astype(np.float32)
+
+
+def augment(crop: Image, rng: np.random.Generator) -> Image:
+    """Camera and light: colour temperature left after white balance, exposure, blur,
+    noise and JPEG."""
+    out = crop.astype(np.float32)
+    temperature = rng.uniform(-0.12, 0.12)
+    gains = np.array([1 - temperature, 1.0, 1 + temperature]) * rng.uniform(0.94, 1.06, 3)
+    out = out * gains * rng.uniform(0.7, 1.2) + rng.uniform(-20, 20)
+    out = np.clip(out, 0, 255).astype(np.uint8)
+    if rng.random() < 0.4:
+        sigma = rng.uniform(0.3, 1.1)
+        out = cv2.GaussianBlur(out, (0, 0), sigma)
+    if rng.random() < 0.5:
+        noise = rng.normal(0, rng.uniform(2, 8), out.shape)
+        out = np.clip(out + noise, 0, 255).astype(np.uint8)
+    if rng.random() < 0.5:
+        quality = int(rng.integers(40, 95))
+        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, quality])
+        if ok:
+            out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return out
+
+
+def scene_crops(spec: ModelSpec, *, seed: int, scenes: int, rng: np.random.Generator
+                ) -> tuple[list[Image], list[str]]:
+    """Crops of ``spec``'s pieces from rendered scenes (white-balanced like the reader
+    does), through ground-truth quads with jitter; covered pieces are left out."""
+    from companion.synth import render_scene
+
+    crops, labels = [], []
+    for i in range(scenes):
+        difficulty = ("easy", "normal", "normal", "hard")[i % 4]
+        scene = render_scene(spec.game, seed=seed * 100_003 + i, difficulty=difficulty)
+        balanced, _ = white_balance(scene.image)
+        for piece in scene.pieces:
+            if piece.kind != spec.kind or piece.covered or piece.label not in spec.labels:
+                continue
+            quad = jitter_quad(piece.quad, rng)
+            crops.append(augment(rectify(balanced, quad, size=spec.size), rng))
+            labels.append(piece.label)
+    return crops, labels
+
+
+def face_crops(spec: ModelSpec, *, count: int, rng: np.random.Generator
+               ) -> tuple[list[Image], list[str]]:
+    """Rendered faces of every label in turn, on a random table colour, seen through a
+    jittered quad (balances the classes the scenes rarely show)."""
+    from companion.synth import render_piece
+
+    crops, labels = [], []
+    w, h = spec.size
+    for i in range(count):
+        label = spec.labels[i % len(spec.labels)]
+        edge = None
+        if spec.kind == "rox_card":  # any edge counts, so the centre is read on its own
+            counts = rng.multinomial(16, rng.dirichlet(np.ones(5)))
+            edge = dict(zip(spec.labels, (int(c) for c in counts), strict=True))
+        face = render_piece(spec.kind, label, rng=rng, height_px=int(h * 2.5), edge=edge)
+        fh, fw = face.shape[:2]
+        pad = int(0.1 * fh)
+        table = rng.integers(30, 220, 3).tolist()
+        canvas = cv2.copyMakeBorder(face, pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=table)
+        quad = np.array([[pad, pad], [pad + fw, pad], [pad + fw, pad + fh], [pad, pad + fh]],
+                        np.float32)
+        crops.append(augment(rectify(canvas, jitter_quad(quad, rng), size=(w, h)), rng))
+        labels.append(label)
+    return crops, labels
+
+
+def real_crops(spec: ModelSpec, *, rng: np.random.Generator, split: str = "train",
+               jitter: bool = True, copies: int = 3) -> tuple[list[Image], list[str]]:
+    """Crops of the real tile photos (white-balanced), held-out images excluded unless
+    ``split`` asks for them; the face joker (not a Nummix piece) and tiles whose top is
+    not known for sure are left out."""
+    from companion.train import real
+
+    crops, labels = [], []
+    for image, tiles in real.load(split=split):
+        balanced, _ = white_balance(image)
+        for tile in tiles:
+            if tile.label not in spec.labels or not tile.sure_up:
+                continue
+            for _ in range(copies if jitter else 1):
+                quad = jitter_quad(tile.quad, rng) if jitter else tile.quad
+                crop = rectify(balanced, quad, size=spec.size)
+                crops.append(augment(crop, rng) if jitter else crop)
+                labels.append(tile.label)
+    return crops, labels
+
+
+def rox_edge_crops(spec: ModelSpec, *, count: int, rng: np.random.Generator
+                   ) -> tuple[list[Image], list[str]]:
+    """Edge-symbol patches of rendered Rox cards with random edge counts, cut where the
+    reader cuts them (``rox_edge_places``) from a jittered, augmented card crop."""
+    from companion.synth import random_look, render_piece
+    from companion.synth.pieces import ELEMENTS, edge_sequence
+    from companion.vision.classify import ROX_EDGE_SIDE, rox_edge_patches
+
+    crops: list[Image] = []
+    labels: list[str] = []
+    side = ROX_EDGE_SIDE
+    for i in range(count):
+        centre = ELEMENTS[i % len(ELEMENTS)]
+        counts = rng.multinomial(16, rng.dirichlet(np.ones(len(ELEMENTS))))
+        edge = {e: int(c) for e, c in zip(ELEMENTS, counts, strict=True)}
+        look = random_look("rox_card", rng)
+        face = render_piece("rox_card", centre, rng=rng, look=look, height_px=side * 2,
+                            edge=edge)
+        sequence = edge_sequence(centre, edge, look.variant)
+        fh, fw = face.shape[:2]
+        pad = int(0.1 * fh)
+        table = rng.integers(30, 220, 3).tolist()
+        canvas = cv2.copyMakeBorder(face, pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=table)
+        quad = np.array([[pad, pad], [pad + fw, pad], [pad + fw, pad + fh], [pad, pad + fh]],
+                        np.float32)
+        turns = int(rng.integers(4))  # the card may lie any way round
+        quad = np.roll(quad, -turns, axis=0)
+        square = augment(rectify(canvas, jitter_quad(quad, rng, 0.02), size=(side, side)), rng)
+        patches = rox_edge_patches(square, spec.size[0])
+        for k, patch in enumerate(patches):
+            crops.append(patch)
+            labels.append(sequence[(k + 4 * turns) % 16])
+    return crops, labels
+
+
+def build(spec: ModelSpec, *, seed: int, scenes: int, faces: int
+          ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+    """The training set: crops (N, h, w, 3) and class ids; for oriented models half the
+    crops are turned 180° and carry the "upside down" class (label index * 2 + 1)."""
+    rng = np.random.default_rng(seed)
+    if spec.kind == "rox_edge":
+        crops, labels = rox_edge_crops(spec, count=max(1, faces // 16), rng=rng)
+        more, more_labels = [], []
+    else:
+        crops, labels = scene_crops(spec, seed=seed, scenes=scenes, rng=rng)
+        more, more_labels = face_crops(spec, count=faces, rng=rng)
+    crops += more
+    labels += more_labels
+    if spec.real_tiles:
+        more, more_labels = real_crops(spec, rng=rng)
+        crops += more
+        labels += more_labels
+    index = {label: i for i, label in enumerate(spec.labels)}
+    x = np.stack(crops).astype(np.uint8)
+    y = np.array([index[label] for label in labels], np.int64)
+    if spec.oriented:
+        turn = rng.random(len(y)) < 0.5
+        x[turn] = x[turn][:, ::-1, ::-1]
+        y = y * 2 + turn.astype(np.int64)
+    elif spec.size[0] == spec.size[1]:  # square, orientation-free: any quarter turn
+        turns = rng.integers(0, 4, len(y))
+        x = np.stack([np.rot90(c, int(k)) for c, k in zip(x, turns, strict=True)])
+    return np.ascontiguousarray(x), y

@@ -1,0 +1,129 @@
+"""Train one piece classifier with torch and export it to ONNX (opset 17).
+
+The network is small (four conv stages, global pooling, one linear layer): it takes
+BGR crops scaled to 0–1, (N, 3, h, w) float32, and returns class logits. Training is
+deterministic for a seed on CPU.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import torch
+from torch import nn
+
+from companion.train.data import SPECS, ModelSpec, build
+
+OPSET = 17
+
+
+def _conv(cin: int, cout: int) -> nn.Sequential:
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout),
+                         nn.ReLU())
+
+
+class SmallNet(nn.Module):
+    """24-48-64-64-96 channels, max-pooled between stages, then average pooling: about
+    11 M multiply-adds for a 32×44 crop, so it trains in minutes on two cores."""
+
+    def __init__(self, classes: int) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            _conv(3, 24), nn.MaxPool2d(2), _conv(24, 48), nn.MaxPool2d(2),
+            _conv(48, 64), _conv(64, 64), nn.MaxPool2d(2), _conv(64, 96),
+            nn.AdaptiveAvgPool2d(1))
+        self.head = nn.Sequential(nn.Flatten(), nn.Dropout(0.2), nn.Linear(96, classes))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features((x - 0.5) / 0.25))
+
+
+def to_tensor(x: npt.NDArray[np.uint8]) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2))).float() / 255.0
+
+
+def train(spec: ModelSpec, *, seed: int, out: Path, epochs: int = 10, scenes: int = 60,
+          faces: int = 5000, log: Any = print) -> dict[str, Any]:
+    """Build the data, train, export ``out/<name>.onnx`` and ``<name>.labels.json``;
+    returns a summary (sizes, held-out accuracy on rendered crops, time)."""
+    torch.manual_seed(seed)
+    t0 = time.perf_counter()
+    x, y = build(spec, seed=seed, scenes=scenes, faces=faces)
+    log(f"{spec.name}: {len(y)} crops built in {time.perf_counter() - t0:.0f}s")
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(y))
+    n_val = max(1, len(y) // 10)
+    val, fit = order[:n_val], order[n_val:]
+    xv, yv = to_tensor(x[val]), torch.from_numpy(y[val])
+    model = SmallNet(spec.classes)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=5e-3, weight_decay=1e-4)
+    batch = 96
+    steps = epochs * ((len(fit) + batch - 1) // batch)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=5e-3, total_steps=steps)
+    loss_fn = nn.CrossEntropyLoss(label_smoothing=0.05)
+    generator = torch.Generator().manual_seed(seed)
+    for epoch in range(epochs):
+        model.train()
+        perm = fit[torch.randperm(len(fit), generator=generator).numpy()]
+        total = 0.0
+        for i in range(0, len(perm), batch):
+            idx = perm[i:i + batch]
+            xb, yb = to_tensor(x[idx]), torch.from_numpy(y[idx])
+            optimiser.zero_grad()
+            loss = loss_fn(model(xb), yb)
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+            total += float(loss.detach()) * len(idx)
+        accuracy = evaluate(model, xv, yv, oriented=spec.oriented)
+        log(f"epoch {epoch + 1}/{epochs}: loss {total / len(fit):.3f}, "
+            f"held-out label accuracy {accuracy:.4f} ({time.perf_counter() - t0:.0f}s)")
+    export(model, spec, out)
+    return {"model": spec.name, "crops": len(y), "held_out": n_val,
+            "held_out_accuracy": accuracy, "seconds": time.perf_counter() - t0,
+            "seed": seed, "epochs": epochs, "scenes": scenes, "faces": faces}
+
+
+def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, oriented: bool) -> float:
+    """Share of crops whose label (orientation aside) is the top class."""
+    model.eval()
+    with torch.no_grad():
+        pred = torch.cat([model(x[i:i + 512]) for i in range(0, len(x), 512)]).argmax(1)
+    if oriented:
+        pred, y = pred // 2, y // 2
+    return float((pred == y).float().mean())
+
+
+def export(model: nn.Module, spec: ModelSpec, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    model.eval()
+    w, h = spec.size
+    dummy = torch.zeros(1, 3, h, w)
+    path = out / f"{spec.name}.onnx"
+    torch.onnx.export(model, (dummy,), str(path), input_names=["crop"], output_names=["logits"],
+                      dynamic_axes={"crop": {0: "n"}, "logits": {0: "n"}}, opset_version=OPSET,
+                      dynamo=False)
+    meta = {"model": spec.name, "game": spec.game, "kind": spec.kind,
+            "input": {"width": w, "height": h, "channels": "BGR", "scale": "0-1"},
+            "labels": list(spec.labels), "oriented": spec.oriented,
+            "classes": ("(label, upright) at 2*i, (label, upside down) at 2*i+1"
+                        if spec.oriented else "one per label")}
+    (out / f"{spec.name}.labels.json").write_text(json.dumps(meta, indent=1) + "\n")
+
+
+def train_named(name: str, **kwargs: Any) -> dict[str, Any]:
+    """Train, export, measure the exported model through the reader, write its card."""
+    from companion.train.card import measure, write_card
+    from companion.vision.classify import load_model
+
+    summary = train(SPECS[name], **kwargs)
+    load_model.cache_clear()
+    measured = measure(name, kwargs["out"])
+    write_card(summary, measured, kwargs["out"])
+    summary.update({k: list(v) for k, v in measured.items()})
+    return summary

@@ -1,0 +1,358 @@
+"""Read each located piece: its label in the check contract's notation, how sure the
+reader is, and which way up it lies.
+
+Each kind of piece has a small CNN (``models/<kind>.onnx``, run with onnxruntime on the
+CPU; torch is never imported here). Colours are judged after white balance. Portrait
+pieces are read twice, as found and turned 180°; the model knows both "upright" and
+"upside down" for every label, so the two readings vote on label and orientation
+together (a 6 upside down is not a 9: the tile's logo and the card's underline tell).
+Unsure pieces keep a low confidence and their top-3 alternatives; Tesseract is asked
+for a second opinion on printed numbers when the CNN is unsure.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from companion.games.base import InputError
+from companion.vision.colour import white_balance
+from companion.vision.detections import Detections, rectify, rotate_quad
+
+Image = npt.NDArray[np.uint8]
+
+MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
+UNSURE = 0.80
+"""Below this confidence a reading is "unsure": Tesseract is consulted (ocr="auto")."""
+OCR_MODES = ("auto", "off")
+OCR_SCALE = 3
+"""Crops for Tesseract are rectified this many times larger than the CNN's."""
+TOP_K = 3
+LONG_FIRST = 1.25
+"""A quad whose first edge is this much longer than its second starts at a long edge."""
+
+GAMES = ("nox", "qwixx", "rox", "nummix", "catbox")
+
+# The printed number's area in an upright crop (x0, y0, x1, y1 as fractions), per kind.
+NUMBER_REGION: dict[str, tuple[float, float, float, float]] = {
+    "nummix_tile": (0.0, 0.0, 1.0, 0.72),
+    "nox_card": (0.12, 0.18, 0.88, 0.82),
+    "qwixx_card": (0.12, 0.18, 0.88, 0.82),
+    "catbox_card": (0.12, 0.18, 0.88, 0.82),
+    "rox_scoring": (0.1, 0.1, 0.9, 0.9),
+}
+MAX_NUMBER = {"nummix_tile": 17, "nox_card": 15, "qwixx_card": 12, "catbox_card": 9,
+              "rox_scoring": 10}
+
+# Label notation per kind (the check contracts'), used to validate model label files.
+LABEL_PATTERNS: dict[str, re.Pattern[str]] = {
+    "nummix_tile": re.compile(r"[rkbo](?:[1-9]|1[0-7])|J(?:rk|rb|ro|kb|ko|bo)"),
+    "nox_card": re.compile(r"[1-9]|1[0-5]"),
+    "qwixx_card": re.compile(r"(?:[rygb]|back|J)(?:[2-9]|1[0-2])"),
+    "catbox_card": re.compile(r"[1-9]"),
+    "rox_scoring": re.compile(r"[1-9]|10"),
+    "rox_card": re.compile(r"fire|water|earth|air|magic"),
+    "rox_edge": re.compile(r"fire|water|earth|air|magic"),
+    "token": re.compile(r"red|blue|yellow|green|purple|observed"),
+}
+
+# Reference ink colours (BGR after white balance) for the OCR-only path.
+INKS: dict[str, dict[str, tuple[int, int, int]]] = {
+    "nummix_tile": {"r": (40, 40, 200), "k": (35, 35, 35), "b": (190, 100, 30),
+                    "o": (40, 140, 240)},
+    "qwixx_card": {"r": (40, 40, 200), "y": (30, 200, 230), "g": (60, 160, 40),
+                   "b": (190, 100, 30)},
+}
+
+
+ROX_EDGE_SIDE = 96
+"""Rox cards are rectified to this square side to cut out their 16 edge symbols."""
+ROX_EDGE_MARGIN = 0.11
+ROX_EDGE_PATCH = 0.17
+
+
+def rox_edge_places(side: float) -> list[tuple[float, float]]:
+    """Centres of the 16 edge symbols in a square crop: four per side, clockwise from
+    the top-left corner, ``ROX_EDGE_MARGIN`` of the side in from the edge."""
+    m = ROX_EDGE_MARGIN * side
+    span = side - 2 * m
+    places = []
+    for k in range(4):
+        places.append((m + k / 4 * span, m))
+    for k in range(4):
+        places.append((side - m, m + k / 4 * span))
+    for k in range(4):
+        places.append((side - m - k / 4 * span, side - m))
+    for k in range(4):
+        places.append((m, side - m - k / 4 * span))
+    return places
+
+
+def rox_edge_patches(square: Image, size: int) -> npt.NDArray[np.uint8]:
+    """The 16 edge-symbol patches (16, size, size, 3) of a rectified square Rox card."""
+    side = square.shape[0]
+    half = ROX_EDGE_PATCH * side / 2
+    patches = []
+    for cx, cy in rox_edge_places(side):
+        quad = np.array([[cx - half, cy - half], [cx + half, cy - half],
+                         [cx + half, cy + half], [cx - half, cy + half]], np.float32)
+        patches.append(rectify(square, quad, size=(size, size)))
+    return np.stack(patches)
+
+
+def parses(kind: str, label: str) -> bool:
+    """Whether ``label`` is in the check contract's notation for ``kind``."""
+    pattern = LABEL_PATTERNS.get(kind)
+    return pattern is not None and pattern.fullmatch(label) is not None
+
+
+def number_of(label: str) -> int | None:
+    """The printed number a label carries (``r7`` → 7, ``back12`` → 12, ``Jrk`` → None)."""
+    match = re.search(r"(\d+)$", label)
+    return int(match.group(1)) if match else None
+
+
+@dataclass(frozen=True)
+class Model:
+    """A loaded classifier: onnxruntime session, labels, crop size, orientation classes."""
+
+    name: str
+    kind: str
+    session: Any
+    labels: tuple[str, ...]
+    size: tuple[int, int]
+    oriented: bool
+
+    def logits(self, crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
+        """Raw class scores for (N, h, w, 3) BGR crops."""
+        x = crops.transpose(0, 3, 1, 2).astype(np.float32) / np.float32(255.0)
+        out = self.session.run(None, {"crop": np.ascontiguousarray(x)})[0]
+        return np.asarray(out, np.float32)
+
+
+def model_path(name: str, models_dir: Path = MODELS_DIR) -> Path:
+    return models_dir / f"{name}.onnx"
+
+
+@lru_cache(maxsize=16)
+def load_model(name: str, models_dir: Path = MODELS_DIR) -> Model:
+    """Load ``models/<name>.onnx`` with its labels file (cached; CPU, one thread pool)."""
+    import onnxruntime as ort
+
+    path = model_path(name, models_dir)
+    meta_path = models_dir / f"{name}.labels.json"
+    if not path.exists() or not meta_path.exists():
+        raise InputError("model", f"no classifier for {name!r} in {models_dir}")
+    meta = json.loads(meta_path.read_text())
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    options.log_severity_level = 3
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    size = (int(meta["input"]["width"]), int(meta["input"]["height"]))
+    return Model(name, str(meta["kind"]), session, tuple(meta["labels"]), size,
+                 bool(meta["oriented"]))
+
+
+def available_model(kind: str, models_dir: Path = MODELS_DIR) -> bool:
+    return model_path(kind, models_dir).exists()
+
+
+def _softmax(z: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    e = np.exp(z.astype(np.float64) - z.max(axis=-1, keepdims=True))
+    out: npt.NDArray[np.float64] = e / e.sum(axis=-1, keepdims=True)
+    return out
+
+
+def portrait_first(quad: npt.ArrayLike, size: tuple[int, int]) -> npt.NDArray[np.float32]:
+    """For portrait crops, start the quad at a short edge. Quads from ``locate`` already
+    do; only a first edge clearly the longer (by ``LONG_FIRST``) is moved on, since a
+    tile standing on a rack, seen from the front, looks nearly square."""
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    w, h = size
+    first, side = np.linalg.norm(q[1] - q[0]), np.linalg.norm(q[3] - q[0])
+    if w < h and first > LONG_FIRST * side:
+        q = rotate_quad(q, 1)
+    return q
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One piece read: label probabilities (over the model's labels) and orientation."""
+
+    probs: npt.NDArray[np.float64]
+    turned: bool  # the piece lies upside down relative to the quad as given
+
+
+def read_crops(model: Model, crops: npt.NDArray[np.uint8],
+               turned_crops: npt.NDArray[np.uint8] | None = None) -> list[Reading]:
+    """Read upright-or-upside-down crops: for oriented models, the crop as found and
+    turned 180° are both scored; P(label, turned) ∝ √(p₀(label, t)·p₁₈₀(label, ¬t)).
+    ``turned_crops`` are the pieces rectified from the opposite corner (default: the
+    crops flipped); rectifying both makes the reading independent of the start corner."""
+    if len(crops) == 0:
+        return []
+    if not model.oriented:
+        return [Reading(p, False) for p in _softmax(model.logits(crops))]
+    if turned_crops is None:
+        turned_crops = np.ascontiguousarray(crops[:, ::-1, ::-1])
+    both = _softmax(model.logits(np.concatenate([crops, turned_crops])))
+    k = len(model.labels)
+    p0 = both[:len(crops)].reshape(-1, k, 2)
+    p1 = both[len(crops):].reshape(-1, k, 2)
+    upright = np.sqrt(p0[:, :, 0] * p1[:, :, 1])
+    flipped = np.sqrt(p0[:, :, 1] * p1[:, :, 0])
+    out = []
+    for up, down in zip(upright, flipped, strict=True):
+        total = up.sum() + down.sum()
+        probs = (up + down) / total
+        best = int(np.argmax(probs))
+        out.append(Reading(probs, bool(down[best] > up[best])))
+    return out
+
+
+def _with_ocr(kind: str, labels: tuple[str, ...], probs: npt.NDArray[np.float64],
+              crop: Image) -> npt.NDArray[np.float64]:
+    """Fold Tesseract's reading into the label probabilities: labels carrying the number
+    it read are weighted by its confidence, the others by the rest."""
+    from companion.vision.ocr import read_number
+
+    number, confidence = read_number(crop, max_value=MAX_NUMBER[kind],
+                                      region=NUMBER_REGION[kind])
+    if number is None or confidence <= 0:
+        return probs
+    confidence = min(confidence, 0.95)
+    match = np.array([number_of(label) == number for label in labels])
+    if not match.any():
+        return probs
+    weight = np.where(match, confidence / match.sum(), (1 - confidence) / max(1, (~match).sum()))
+    combined = probs * weight
+    total = combined.sum()
+    return combined / total if total > 0 else probs
+
+
+def _ink_colour(kind: str, crop: Image) -> tuple[str, float]:
+    """The number's ink, nearest reference colour (OCR-only path); (letter, closeness)."""
+    from companion.vision.ocr import binarise
+
+    region = NUMBER_REGION[kind]
+    mask = binarise(crop, region=region) == 0
+    h, w = crop.shape[:2]
+    x0, y0, x1, y1 = region
+    part = crop[int(y0 * h):max(int(y1 * h), int(y0 * h) + 1),
+                int(x0 * w):max(int(x1 * w), int(x0 * w) + 1)]
+    if not mask.any():
+        return "", 0.0
+    ink = part[mask].astype(np.float32).mean(axis=0)
+    lab = cv2.cvtColor(ink.reshape(1, 1, 3).astype(np.uint8), cv2.COLOR_BGR2LAB)[0, 0]
+    best, best_d, second_d = "", 1e9, 1e9
+    for letter, ref in INKS[kind].items():
+        ref_lab = cv2.cvtColor(np.uint8([[ref]]), cv2.COLOR_BGR2LAB)[0, 0]
+        d = float(np.linalg.norm(lab.astype(np.float32) - ref_lab.astype(np.float32)))
+        if d < best_d:
+            best, best_d, second_d = letter, d, best_d
+        elif d < second_d:
+            second_d = d
+    return best, float(second_d / (best_d + second_d)) if second_d < 1e9 else 1.0
+
+
+def _ocr_only(kind: str, balanced: Image, quad: npt.NDArray[np.float32],
+              size: tuple[int, int]) -> tuple[str | None, float, bool,
+                                              tuple[tuple[str, float], ...]]:
+    """Tesseract alone (classifier off): the number (both ways up, the surer wins) and,
+    where the colour matters, the nearest ink colour. (label, confidence, turned, alts)."""
+    from companion.vision.ocr import read_number
+
+    w, h = size
+    big = rectify(balanced, quad, size=(w * OCR_SCALE, h * OCR_SCALE))
+    readings = []
+    for turned, crop in ((False, big), (True, np.ascontiguousarray(big[::-1, ::-1]))):
+        number, conf = read_number(crop, max_value=MAX_NUMBER[kind], region=NUMBER_REGION[kind])
+        if number is not None:
+            readings.append((conf, turned, number, crop))
+    if not readings:
+        return None, 0.0, False, ()
+    readings.sort(key=lambda r: -r[0])
+    conf, turned, number, crop = readings[0]
+    label = str(number)
+    if kind in INKS:
+        letter, closeness = _ink_colour(kind, crop)
+        if not letter:
+            return None, 0.0, False, ()
+        label = f"{letter}{number}"
+        conf *= closeness
+    if not parses(kind, label):
+        return None, 0.0, False, ()
+    alternatives = tuple((str(n) if kind not in INKS else f"{label[0]}{n}", round(c, 4))
+                         for c, _, n, _ in readings if n != number)[:TOP_K - 1]
+    return label, float(conf), turned, ((label, round(float(conf), 4)), *alternatives)
+
+
+def classify(image: Image, detections: Detections, *, game: str,
+             use_classifier: bool = True, ocr: str = "auto",
+             models_dir: Path = MODELS_DIR) -> Detections:
+    """Label every piece in ``detections`` whose kind has a model; quads come back
+    starting at the piece's upright top-left with ``oriented`` True, confidences, and
+    ``data["alternatives"]`` (top-3 (label, probability) pairs)."""
+    if game not in GAMES:
+        raise InputError("game", f"unknown game {game!r}; one of: {', '.join(GAMES)}")
+    if ocr not in OCR_MODES:
+        raise InputError("ocr", f"expected one of {', '.join(OCR_MODES)}, not {ocr!r}")
+    if not use_classifier and ocr == "off":
+        raise InputError("ocr", "with the classifier off, Tesseract must be allowed")
+    if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+        raise InputError("image", "expected a BGR uint8 image (height, width, 3)")
+    n = len(detections)
+    if n == 0:
+        return detections
+    balanced, _ = white_balance(image)
+    quads = detections.quads.copy()
+    labels: list[str | None] = list(detections.labels)
+    confidences = detections.confidences.astype(np.float32).copy()
+    oriented = list(detections.oriented)
+    alternatives: list[tuple[tuple[str, float], ...]] = list(
+        detections.data.get("alternatives", ((),) * n))
+    for kind in sorted(set(detections.kinds)):
+        rows = [i for i in range(n) if detections.kinds[i] == kind]
+        if not available_model(kind, models_dir):
+            continue
+        model = load_model(kind, models_dir)
+        size = model.size
+        starts = [portrait_first(quads[i], size) for i in rows]
+        if not use_classifier:
+            if kind not in NUMBER_REGION:
+                continue
+            for i, q in zip(rows, starts, strict=True):
+                label, conf, turned, alts = _ocr_only(kind, balanced, q, size)
+                quads[i] = rotate_quad(q, 2) if turned else q
+                labels[i], confidences[i], oriented[i], alternatives[i] = (
+                    label, conf, label is not None, alts)
+            continue
+        crops = np.stack([rectify(balanced, q, size=size) for q in starts])
+        turned = np.stack([rectify(balanced, rotate_quad(q, 2), size=size) for q in starts]
+                          ) if model.oriented else None
+        for i, q, reading in zip(rows, starts, read_crops(model, crops, turned), strict=True):
+            probs = reading.probs
+            upright = rotate_quad(q, 2) if reading.turned else q
+            if ocr == "auto" and kind in NUMBER_REGION and probs.max() < UNSURE:
+                w, h = size
+                big = rectify(balanced, upright, size=(w * OCR_SCALE, h * OCR_SCALE))
+                probs = _with_ocr(kind, model.labels, probs, big)
+            top = np.argsort(-probs)[:TOP_K]
+            quads[i] = upright
+            labels[i] = model.labels[int(top[0])]
+            confidences[i] = float(probs[top[0]])
+            oriented[i] = model.oriented
+            alternatives[i] = tuple((model.labels[int(j)], round(float(probs[j]), 4))
+                                    for j in top)
+    data = dict(detections.data)
+    data["alternatives"] = tuple(alternatives)
+    return detections.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
+                                  oriented=tuple(oriented), data=data)

@@ -1,0 +1,101 @@
+"""The piece reader on fixed sets: seeded rendered scenes and the held-out real tile
+photos (tests/data/real_tiles, quads from their labelled polygons). Thresholds sit a
+little under what the benchmark measures (docs/BENCHMARKS.md)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+from companion.games.base import InputError
+from companion.vision.classify import classify
+from companion.vision.classify_bench import Case, real_cases, rendered_cases, score
+from companion.vision.detections import Detections, rotate_quad
+
+RENDERED_SEED = 4242
+
+
+@lru_cache(maxsize=8)
+def rendered(kind: str, scenes: int = 6) -> tuple[Case, ...]:
+    return tuple(rendered_cases(kind, seed=RENDERED_SEED, scenes=scenes))
+
+
+@lru_cache(maxsize=1)
+def real() -> tuple[Case, ...]:
+    return tuple(real_cases())
+
+
+def test_rendered_nummix_tiles_are_read_and_turned_upright() -> None:
+    result = score(rendered("nummix_tile"), ocr="off")
+    assert result.total >= 60
+    assert result.accuracy >= 0.93, result.confusions
+    assert result.oriented_total == result.total
+    assert result.turned_right / result.oriented_total >= 0.97
+
+
+def test_real_tiles_are_read() -> None:
+    result = score(real(), ocr="off")
+    assert result.total >= 250  # the 30 held-out photos, jokers aside
+    assert result.accuracy >= 0.90, result.confusions.most_common(10)
+    assert result.oriented_total >= 150  # tiles whose top is known from the photo
+    assert result.turned_right / result.oriented_total >= 0.85
+
+
+@pytest.mark.parametrize("source", ["rendered", "real"])
+def test_a_tile_turned_180_degrees_reads_the_same(source: str) -> None:
+    case = rendered("nummix_tile")[1] if source == "rendered" else real()[1]
+    once = classify(case.image, case.detections, game="nummix", ocr="off")
+    turned = case.detections.with_fields(
+        quads=np.array([rotate_quad(q, 2) for q in case.detections.quads], np.float32))
+    twice = classify(case.image, turned, game="nummix", ocr="off")
+    assert once.labels == twice.labels
+    assert all(once.oriented) and all(twice.oriented)
+    if source == "rendered":  # the same upright top-left, found from either start
+        np.testing.assert_allclose(once.quads, twice.quads)
+        np.testing.assert_allclose(once.quads, case.upright)
+
+
+def test_every_reading_carries_ranked_alternatives() -> None:
+    case = rendered("nummix_tile")[0]
+    read = classify(case.image, case.detections, game="nummix", ocr="off")
+    for label, confidence, alternatives in zip(read.labels, read.confidences,
+                                               read.data["alternatives"], strict=True):
+        assert len(alternatives) == 3
+        assert alternatives[0] == (label, pytest.approx(confidence, abs=1e-3))
+        probs = [p for _, p in alternatives]
+        assert probs == sorted(probs, reverse=True) and sum(probs) <= 1.0 + 1e-6
+
+
+def test_an_unreadable_piece_is_reported_unsure() -> None:
+    # A blank cream patch where a tile should be: no number to read.
+    image = np.full((200, 200, 3), (60, 90, 120), np.uint8)
+    image[60:140, 70:128] = (205, 230, 238)
+    quad = np.array([[[72, 62], [126, 62], [126, 138], [72, 138]]], np.float32)
+    read = classify(image, Detections(quad, ("nummix_tile",)), game="nummix", ocr="off")
+    assert read.confidences[0] < 0.8
+    assert len(read.data["alternatives"][0]) == 3
+
+
+def test_tesseract_alone_reads_clear_tiles() -> None:
+    cases = rendered("nummix_tile", 2)
+    result = score(cases, use_classifier=False)
+    assert result.accuracy >= 0.5, result.confusions  # the second opinion, not the reader
+
+
+def test_bad_options_are_input_errors() -> None:
+    case = real()[0]
+    with pytest.raises(InputError, match="game"):
+        classify(case.image, case.detections, game="chess")
+    with pytest.raises(InputError, match="ocr"):
+        classify(case.image, case.detections, game="nummix", ocr="maybe")
+    with pytest.raises(InputError, match="ocr"):
+        classify(case.image, case.detections, game="nummix", use_classifier=False, ocr="off")
+    with pytest.raises(InputError, match="image"):
+        classify(case.image[:, :, 0], case.detections, game="nummix")
+
+
+def test_no_pieces_no_work() -> None:
+    image = np.zeros((10, 10, 3), np.uint8)
+    assert len(classify(image, Detections.empty(), game="nox")) == 0

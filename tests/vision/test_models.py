@@ -1,0 +1,50 @@
+"""Every committed ONNX model agrees with its labels file: input size, one output per
+class, labels in the check contract's notation, small enough to commit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.vision.classify import MODELS_DIR, load_model, parses
+
+MODELS = sorted(p.stem for p in MODELS_DIR.glob("*.onnx"))
+
+
+def test_the_tile_model_is_committed() -> None:
+    assert "nummix_tile" in MODELS
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_model_matches_its_labels_file(name: str) -> None:
+    meta = json.loads((MODELS_DIR / f"{name}.labels.json").read_text())
+    model = load_model(name)
+    assert model.kind == meta["kind"] == name
+    assert len(set(model.labels)) == len(model.labels) > 1
+    bad = [label for label in model.labels if not parses(model.kind, label)]
+    assert not bad, f"labels not in the contract notation: {bad}"
+    w, h = model.size
+    crops = np.random.default_rng(0).integers(0, 256, (3, h, w, 3), dtype=np.uint8)
+    logits = model.logits(crops)
+    per_label = 2 if model.oriented else 1
+    assert logits.shape == (3, len(model.labels) * per_label)
+    assert np.isfinite(logits).all()
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_model_is_small_and_documented(name: str) -> None:
+    assert (MODELS_DIR / f"{name}.onnx").stat().st_size < 5 * 1024 * 1024
+    card = Path(MODELS_DIR / f"{name}.md")
+    assert card.exists(), f"model card {card.name} missing"
+    text = card.read_text()
+    assert "companion train" in text and "accuracy" in text.lower()
+
+
+def test_labels_notation() -> None:
+    assert parses("nummix_tile", "r17") and parses("nummix_tile", "Jrk")
+    assert not parses("nummix_tile", "r18") and not parses("nummix_tile", "Jrr")
+    assert parses("qwixx_card", "back7") and parses("qwixx_card", "J12")
+    assert not parses("qwixx_card", "y13") and not parses("nox_card", "16")
