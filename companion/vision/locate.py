@@ -195,7 +195,12 @@ def piece_mask(image: Image) -> Masks:
         lifted = (light - local > LIFT) & (chroma < 40) & ((spread < 7) | coloured)
     # unlike the table around it in colour, lighter, and near neutral (cream on green)
     table_distance, table_light = _table_distance(lab)
-    distinct = ((table_distance > CONTRAST) & (light - table_light > 8) & (chroma < 35))
+    light_cloth = l_bg > 130 and abs(a_bg - 128) + abs(b_bg - 128) > 15
+    whole_table = np.sqrt(LIGHTNESS_WEIGHT * (light - l_bg).astype(np.float32) ** 2
+                          + (a_ch - a_bg).astype(np.float32) ** 2
+                          + (b_ch - b_bg).astype(np.float32) ** 2)  # a crowded table
+    distinct = (((table_distance > CONTRAST) & (light - table_light > 8))
+                | ((whole_table > CONTRAST) & (light - l_bg > 8) & light_cloth)) & (chroma < 35)
     raw = ((brighter | warmer | smooth | lifted | distinct).astype(np.uint8)) * 255
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     whole = _fill(cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8)))
