@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "companion.commands.calibrate",
     "companion.commands.synth",
     "companion.commands.train",
+    "companion.commands.read",
 )
 
 

@@ -1,0 +1,69 @@
+"""One photo in, the pieces out: locate, then classify, with the time each stage took."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from companion.vision.classify import classify
+from companion.vision.detections import Detections
+from companion.vision.locate import GAMES, locate
+
+UNSURE = 0.80
+"""A piece read with less confidence than this is reported as unsure, with alternatives."""
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """What ``read_image`` found: the detections (classified unless the classifier was
+    off and OCR could not read them) and milliseconds per stage."""
+
+    detections: Detections
+    width: int
+    height: int
+    game: str
+    timing_ms: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``companion read --json`` shape: game, image size, pieces, timing."""
+        pieces = []
+        found = self.detections
+        alternatives = found.data.get("alternatives", ((),) * len(found))
+        edges = found.data.get("edge", (None,) * len(found))
+        for i in found:
+            piece: dict[str, Any] = {
+                "kind": found.kinds[i],
+                "label": found.labels[i],
+                "confidence": round(float(found.confidences[i]), 4),
+                "quad": [[round(float(x), 1), round(float(y), 1)] for x, y in found.quads[i]],
+            }
+            if edges[i] is not None:
+                piece["edge"] = edges[i]
+            if found.labels[i] is None or found.confidences[i] < UNSURE:
+                piece["unsure"] = True
+                piece["alternatives"] = [[str(label), round(float(p), 4)]
+                                         for label, p in (alternatives[i] or ())]
+            pieces.append(piece)
+        return {"game": self.game, "image": {"width": self.width, "height": self.height},
+                "pieces": pieces,
+                "timing_ms": {k: round(v, 1) for k, v in self.timing_ms.items()}}
+
+
+def read_image(image: npt.NDArray[np.uint8], *, game: str, use_classifier: bool = True,
+               ocr: str = "auto") -> ReadResult:
+    """Locate every piece of ``game`` in the BGR ``image`` and read it."""
+    t0 = time.perf_counter()
+    found = locate(image, game=game)
+    t1 = time.perf_counter()
+    read = classify(image, found, game=game, use_classifier=use_classifier, ocr=ocr)
+    t2 = time.perf_counter()
+    timing = {"locate": (t1 - t0) * 1000, "classify": (t2 - t1) * 1000,
+              "total": (t2 - t0) * 1000}
+    return ReadResult(read, int(image.shape[1]), int(image.shape[0]), game, timing)
+
+
+__all__ = ["GAMES", "UNSURE", "ReadResult", "read_image"]

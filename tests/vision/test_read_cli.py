@@ -1,0 +1,97 @@
+"""``companion read``: the JSON shape of the issue, human lines, --annotate, and one-line
+errors with exit 2 for every kind of bad image."""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.cli import main
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "real_tiles" / "images"
+PHOTO = sorted(REAL.glob("*.jpg"))[0]
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_has_the_contract_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "read", "nummix", str(PHOTO), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["game"] == "nummix"
+    assert doc["image"] == {"width": 1000, "height": 750}
+    assert set(doc["timing_ms"]) == {"locate", "classify", "total"}
+    assert doc["timing_ms"]["total"] >= doc["timing_ms"]["locate"] >= 0
+    assert len(doc["pieces"]) >= 10
+    for piece in doc["pieces"]:
+        assert piece["kind"] == "nummix_tile"
+        assert 0.0 <= piece["confidence"] <= 1.0
+        assert len(piece["quad"]) == 4 and all(len(p) == 2 for p in piece["quad"])
+        assert all(0 <= x <= 1000 and 0 <= y <= 750 for x, y in piece["quad"])
+        if piece["label"] is None or piece["confidence"] < 0.8:
+            assert piece["unsure"] is True and isinstance(piece["alternatives"], list)
+        else:
+            assert "unsure" not in piece
+
+
+def test_human_output_one_line_per_piece(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "read", "nummix", str(PHOTO))
+    assert code == 0
+    lines = out.strip().splitlines()
+    count = int(lines[0].split(": ")[1].split()[0])
+    assert len(lines) == count + 2  # heading, one per piece, timing
+    assert all("nummix_tile" in line for line in lines[1:-1])
+    assert lines[-1].startswith("time: locate")
+
+
+def test_annotate_writes_the_photo_with_quads(capsys: pytest.CaptureFixture[str],
+                                               tmp_path: Path) -> None:
+    out_png = tmp_path / "out.png"
+    code, _, _ = _run(capsys, "read", "nummix", str(PHOTO), "--annotate", str(out_png))
+    assert code == 0
+    drawn = cv2.imread(str(out_png))
+    original = cv2.imread(str(PHOTO))
+    assert drawn.shape == original.shape
+    assert np.mean(np.any(drawn != original, axis=2)) > 0.005  # something was drawn
+
+
+def _png_header(width: int, height: int) -> bytes:
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (struct.pack(">I", len(body)) + kind + body
+                + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr)
+            + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b""))
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("notes.jpg", b"these are not pixels", "not an image"),
+    ("empty.png", b"", "0 bytes"),
+    ("cut.jpg", PHOTO.read_bytes()[:20_000], "truncated"),
+    ("huge.png", _png_header(50_000, 50_000), "too large"),
+])
+def test_bad_images_exit_2_with_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                         name: str, content: bytes, message: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    code, out, err = _run(capsys, "read", "nummix", str(path))
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and message in err and "Traceback" not in err
+
+
+def test_missing_file_and_unknown_game(capsys: pytest.CaptureFixture[str],
+                                       tmp_path: Path) -> None:
+    code, _, err = _run(capsys, "read", "nummix", str(tmp_path / "nope.jpg"))
+    assert code == 2 and "no such file" in err
+    code, _, err = _run(capsys, "read", "chess", str(PHOTO))
+    assert code == 2 and "unknown game" in err
