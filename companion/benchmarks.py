@@ -30,6 +30,7 @@ SECTIONS: list[str] = [
     "companion.readers.bench:bench_readers",
     "companion.vision.bench:bench_locate_real",
     "companion.vision.bench:bench_locate_scenes",
+    "companion.vision.bench:bench_read",
 ]
 
 
