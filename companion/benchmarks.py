@@ -31,6 +31,8 @@ SECTIONS: list[str] = [
     "companion.vision.bench:bench_locate_real",
     "companion.vision.bench:bench_locate_scenes",
     "companion.vision.bench:bench_read",
+    "companion.vision.classify_bench:bench_classify_accuracy",
+    "companion.vision.classify_bench:bench_classify_vs_tesseract",
 ]
 
 

@@ -295,12 +295,30 @@ def _ocr_only(kind: str, balanced: Image, quad: npt.NDArray[np.float32],
     return label, float(conf), turned, ((label, round(float(conf), 4)), *alternatives)
 
 
+def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: Path
+                   ) -> list[tuple[dict[str, int], float]]:
+    """Count each Rox card's 16 edge symbols by element: ({element: count} over all five
+    elements, the probability that every symbol is read right)."""
+    model = load_model("rox_edge", models_dir)
+    side = ROX_EDGE_SIDE
+    out = []
+    for quad in quads:
+        square = rectify(balanced, quad, size=(side, side))
+        probs = _softmax(model.logits(rox_edge_patches(square, model.size[0])))
+        picks = probs.argmax(axis=1)
+        counts = {label: int((picks == k).sum()) for k, label in enumerate(model.labels)}
+        out.append((counts, float(np.prod(probs.max(axis=1)))))
+    return out
+
+
 def classify(image: Image, detections: Detections, *, game: str,
              use_classifier: bool = True, ocr: str = "auto",
              models_dir: Path = MODELS_DIR) -> Detections:
     """Label every piece in ``detections`` whose kind has a model; quads come back
     starting at the piece's upright top-left with ``oriented`` True, confidences, and
-    ``data["alternatives"]`` (top-3 (label, probability) pairs)."""
+    ``data["alternatives"]`` (top-3 (label, probability) pairs); Rox cards also get
+    ``data["edge"]`` = {element: count} of their 16 edge symbols, and a confidence no
+    higher than the chance that all 16 were read right."""
     if game not in GAMES:
         raise InputError("game", f"unknown game {game!r}; one of: {', '.join(GAMES)}")
     if ocr not in OCR_MODES:
@@ -354,5 +372,13 @@ def classify(image: Image, detections: Detections, *, game: str,
                                     for j in top)
     data = dict(detections.data)
     data["alternatives"] = tuple(alternatives)
+    rox_rows = [i for i in range(n) if detections.kinds[i] == "rox_card"]
+    if use_classifier and rox_rows and available_model("rox_edge", models_dir):
+        edges: list[Any] = list(data.get("edge", (None,) * n))
+        for i, (counts, certainty) in zip(
+                rox_rows, read_rox_edges(balanced, quads[rox_rows], models_dir), strict=True):
+            edges[i] = counts
+            confidences[i] = min(float(confidences[i]), certainty)
+        data["edge"] = tuple(edges)
     return detections.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
                                   oriented=tuple(oriented), data=data)

@@ -47,6 +47,7 @@ class Case:
     truth: tuple[str, ...]
     upright: npt.NDArray[np.float32]  # (N, 4, 2) true quads, from the upright top-left
     sure_up: tuple[bool, ...]  # whether each piece's true top is known
+    edges: tuple[dict[str, int] | None, ...] = ()  # Rox cards: true edge counts
 
 
 def rendered_cases(kind: str, *, seed: int, scenes: int, difficulty: str = "normal"
@@ -65,7 +66,8 @@ def rendered_cases(kind: str, *, seed: int, scenes: int, difficulty: str = "norm
         upright = np.array([p.quad for p in picked], np.float32)
         quads = np.array([rotate_quad(q, 2 * int(rng.integers(2))) for q in upright], np.float32)
         cases.append(Case(game, scene.image, Detections(quads, (kind,) * len(picked)),
-                          tuple(p.label for p in picked), upright, (True,) * len(picked)))
+                          tuple(p.label for p in picked), upright, (True,) * len(picked),
+                          tuple(p.edge for p in picked)))
     return cases
 
 
@@ -116,6 +118,11 @@ def score(cases: Iterable[Case], *, use_classifier: bool = True, ocr: str = "aut
         for i, truth in enumerate(case.truth):
             label = read.labels[i]
             result.total += 1
+            if case.edges and case.edges[i] is not None:
+                edge = read.data.get("edge", (None,) * len(case.truth))[i] or {}
+                if _nonzero(edge) != _nonzero(case.edges[i] or {}):
+                    label = f"{label} edge {_show_edge(edge)}"
+                    truth = f"{truth} edge {_show_edge(case.edges[i] or {})}"
             if label == truth:
                 result.right += 1
             else:
@@ -124,6 +131,14 @@ def score(cases: Iterable[Case], *, use_classifier: bool = True, ocr: str = "aut
                 result.oriented_total += 1
                 result.turned_right += int(np.allclose(read.quads[i][0], case.upright[i][0]))
     return result
+
+
+def _nonzero(edge: dict[str, int]) -> dict[str, int]:
+    return {k: v for k, v in edge.items() if v}
+
+
+def _show_edge(edge: dict[str, int]) -> str:
+    return "/".join(f"{k[:2]}{v}" for k, v in sorted(_nonzero(edge).items()))
 
 
 def crop_level(cases: list[Case], kind: str, *, limit: int) -> dict[str, tuple[float, float]]:
