@@ -314,6 +314,15 @@ def _locate_lattice(image: Image, profile: Profile
     others: list[tuple[npt.NDArray[np.float32], str]] = []
     biggest = max((g[0] for g in groups if g[0] is not None), key=lambda b: b.pixels,
                   default=None)
+    if biggest is not None and size is not None and any(o.largest for o in profile.others):
+        # cards laid against the board: part them from it where they meet
+        index = next(i for i, g in enumerate(groups) if g[0] is biggest)
+        split = _separate(biggest, size(biggest), profile.aspect, min_area, most=60)
+        if len(split) > 1:
+            split.sort(key=lambda b: -b.pixels)
+            biggest = split[0]
+            groups[index] = (biggest, [biggest])
+            groups += [(part, [part]) for part in split[1:]]
     for blob, parts in groups:
         other = _other_kind(blob, size, profile, biggest=blob is biggest)
         if other is not None and blob is not None:
@@ -413,14 +422,14 @@ def _refine(quad: npt.NDArray[np.float32], cut: npt.NDArray[np.uint8], aspect: f
     return short_edge_first(box)
 
 
-def _separate(blob: _Blob, unit: float | None, aspect: float, min_area: float
-              ) -> list[_Blob]:
+def _separate(blob: _Blob, unit: float | None, aspect: float, min_area: float,
+              *, most: float = 8) -> list[_Blob]:
     """A ragged blob of a few pieces touching at an angle (scattered tiles) split at
     its narrow necks: eroded until it falls apart, each part grown back within it."""
     if unit is None or blob.fill >= RAGGED:
         return [blob]
     piece_area = unit * unit * aspect
-    if not 1.4 * piece_area < blob.pixels < 8 * piece_area:
+    if not 1.4 * piece_area < blob.pixels < most * piece_area:
         return [blob]
     x, y, w, h = cv2.boundingRect(blob.contour)
     pad = 2
