@@ -73,6 +73,13 @@ LYING_ROW_PENALTY = 0.15
 """Pieces touching end to end in a single file are rarer than side by side in a row:
 a blob both explain equally (4 upright tiles or 2 lying ones) is read as the row."""
 
+SHADOW = 8
+SHADOW_CHROMA = 14.0
+DEEP = 70
+"""A shadow on the table: darker than the table around it by SHADOW to DEEP (Lab
+lightness) with its colour kept (chroma distance under SHADOW_CHROMA); not a piece.
+Darker still (a black card) is a piece."""
+
 BOARD_VIEW = (600, 300)
 """The research board is looked at rectified to this size (pixels) to find tokens."""
 TOKEN_VOTES = 18
@@ -217,8 +224,12 @@ def contrast_mask(image: Image) -> Masks:
     pixels unlike the table around them (Lab distance from a coarse median of the
     image), with the table's ArUco markers removed."""
     lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)
-    distance, _ = _table_distance(lab)
-    raw = ((distance > CONTRAST) * 255).astype(np.uint8)
+    distance, table_light = _table_distance(lab)
+    darker = lab[..., 0].astype(np.int16) - table_light < -SHADOW
+    hue_kept = distance ** 2 - LIGHTNESS_WEIGHT * (
+        lab[..., 0].astype(np.float32) - table_light) ** 2 < SHADOW_CHROMA ** 2
+    shadow = darker & hue_kept & (lab[..., 0].astype(np.int16) - table_light > -DEEP)
+    raw = (((distance > CONTRAST) & ~shadow) * 255).astype(np.uint8)
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     _erase_markers(image, raw)
     whole = _fill(cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8)))
