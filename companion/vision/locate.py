@@ -75,7 +75,7 @@ a blob both explain equally (4 upright tiles or 2 lying ones) is read as the row
 
 SHADOW = 8
 SHADOW_CHROMA = 14.0
-DEEP = 70
+DEEP = 100
 """A shadow on the table: darker than the table around it by SHADOW to DEEP (Lab
 lightness) with its colour kept (chroma distance under SHADOW_CHROMA); not a piece.
 Darker still (a black card) is a piece."""
