@@ -221,7 +221,6 @@ def _layout_nummix(setup: GameSetup, L: _Layout) -> list[tuple[float, float, flo
     if current:
         blocks.append(current)
     separate = rng.random() < 0.6
-    base_angle = rng.uniform(0, 360) if not separate else 0.0
     # separate grids are packed in shelves about as wide as a 16:9 frame wants, so the
     # play area stays compact (a real table is arranged to be reachable)
     extents = []
@@ -232,17 +231,26 @@ def _layout_nummix(setup: GameSetup, L: _Layout) -> list[tuple[float, float, flo
     shelf_w = max(max(w for _, w, _ in extents), math.sqrt(area * 16 / 9))
     x_cursor, y_cursor, shelf_h = 0.0, 0.0, 0.0
     for b, (c0, bw_, bh_) in zip(blocks, extents, strict=True):
-        angle = base_angle + (rng.normal(0, 8) if separate else 0.0)
+        # a rigid grid is laid out square and turned as a whole below
+        angle = rng.normal(0, 8) if separate else 0.0
+        gap = rng.uniform(0.2, 1.2)
         if separate:
-            if x_cursor > 0 and x_cursor + bw_ > shelf_w:
+            # place the block by its rotated bounding box, so separate grids never touch
+            # (touching grids would be one construct in the photo, not the stated truth)
+            a = math.radians(angle)
+            local = np.array([[0, 0], [bw_, 0], [bw_, bh_], [0, bh_]]) - [tw / 2, th / 2]
+            turned = local @ np.array([[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]])
+            lo_, hi_ = turned.min(axis=0), turned.max(axis=0)
+            rw, rh = hi_ - lo_
+            if x_cursor > 0 and x_cursor + rw > shelf_w:
                 x_cursor, y_cursor, shelf_h = 0.0, y_cursor + shelf_h + rng.uniform(20, 45), 0.0
-            ox, oy = x_cursor + rng.uniform(0, 15), y_cursor + rng.uniform(0, 10)
-            x_cursor += bw_ + rng.uniform(25, 55)
-            shelf_h = max(shelf_h, bh_)
+            ox = x_cursor - lo_[0] + rng.uniform(0, 15)
+            oy = y_cursor - lo_[1] + rng.uniform(0, 10)
+            x_cursor += rw + 15 + rng.uniform(25, 55)
+            shelf_h = max(shelf_h, rh + 10)
             c0_ = c0
         else:
             ox, oy, c0_ = 0.0, y_cursor, 0
-        gap = rng.uniform(0.2, 1.2)
         a = math.radians(angle)
         ca, sa = math.cos(a), math.sin(a)
         for r in b:
