@@ -52,6 +52,10 @@ grid); a ragged one is first cut along its grooves."""
 LIFT = 15
 """How much lighter than the table around it (Lab lightness) a piece on a light table is."""
 
+TINTED = 15
+"""|a|+|b| of the table's median colour above which it is a tinted cloth, not neutral
+stone or laminate."""
+
 TEXTURED = 12.0
 """Median local spread of lightness (7×7) above which a table counts as textured."""
 
@@ -198,11 +202,11 @@ def piece_mask(image: Image) -> Masks:
         small = cv2.resize(lab[..., 0], None, fx=1 / 8, fy=1 / 8, interpolation=cv2.INTER_AREA)
         local = cv2.resize(cv2.medianBlur(small, 15), (light.shape[1], light.shape[0]),
                            interpolation=cv2.INTER_LINEAR).astype(np.int16)
-        coloured = abs(a_bg - 128) + abs(b_bg - 128) > 15  # a coloured cloth, not stone
+        coloured = abs(a_bg - 128) + abs(b_bg - 128) > TINTED  # a coloured cloth, not stone
         lifted = (light - local > LIFT) & (chroma < 40) & ((spread < 7) | coloured)
     # unlike the table around it in colour, lighter, and near neutral (cream on green)
     table_distance, table_light = _table_distance(lab)
-    light_cloth = l_bg > 130 and abs(a_bg - 128) + abs(b_bg - 128) > 15
+    light_cloth = l_bg > 130 and abs(a_bg - 128) + abs(b_bg - 128) > TINTED
     whole_table = np.sqrt(LIGHTNESS_WEIGHT * (light - l_bg).astype(np.float32) ** 2
                           + (a_ch - a_bg).astype(np.float32) ** 2
                           + (b_ch - b_bg).astype(np.float32) ** 2)  # a crowded table
@@ -348,7 +352,7 @@ def _locate_lattice(image: Image, profile: Profile
                 whole_part, size and size(whole_part), profile.aspect, min_area)):
             quads.extend(_split(raw, grooves, piece, size and size(piece), profile.aspect))
     quads = [_refine(q, cut, profile.aspect) for q in quads]
-    if quads:  # specks far smaller than the largest piece found are table texture
+    if quads and size is None:  # no typical size: specks far smaller than the largest
         areas = np.array([cv2.contourArea(q) for q in quads])
         quads = [q for q, a in zip(quads, areas, strict=True) if a >= MIN_SHARE * areas.max()]
     tokens = [(q, "token") for board, kind in others if kind == "catbox_board"
