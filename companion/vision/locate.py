@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.games.base import InputError
-from companion.vision.detections import Detections
+from companion.vision.detections import Detections, rectify
 
 KINDS: tuple[str, ...] = (
     "nummix_tile", "nox_card", "qwixx_card", "qwixx_sheet", "rox_card", "rox_scoring",
@@ -76,6 +76,9 @@ MIN_COVER = 0.35
 LYING_ROW_PENALTY = 0.15
 """Pieces touching end to end in a single file are rarer than side by side in a row:
 a blob both explain equally (4 upright tiles or 2 lying ones) is read as the row."""
+
+MIN_PRINT = 5.0
+"""Spread of grey levels in a card's centre below which it is a patch of glare."""
 
 SHADOW = 8
 SHADOW_CHROMA = 14.0
@@ -355,6 +358,8 @@ def _locate_lattice(image: Image, profile: Profile
     if quads and size is None:  # no typical size: specks far smaller than the largest
         areas = np.array([cv2.contourArea(q) for q in quads])
         quads = [q for q, a in zip(quads, areas, strict=True) if a >= MIN_SHARE * areas.max()]
+    if profile.mask == "contrast":  # every card shows a number or symbols; glare does not
+        quads = [q for q in quads if _has_print(image, q)]
     tokens = [(q, "token") for board, kind in others if kind == "catbox_board"
               for q in _tokens_on(image, board)]
     return [(q, profile.kind) for q in quads] + others + tokens
@@ -405,6 +410,13 @@ def _other_kind(blob: _Blob | None, size: Callable[[_Blob], float] | None,
                 and abs(np.log(blob.short / blob.long / other.aspect)) < 0.2):
             return other.kind
     return None
+
+
+def _has_print(image: Image, quad: npt.NDArray[np.float32]) -> bool:
+    """Whether the quad's central half shows print (lightness varies), not a bare glare."""
+    crop = rectify(image, quad, size=(24, 36))
+    centre = cv2.cvtColor(crop[9:27, 6:18], cv2.COLOR_BGR2GRAY)
+    return float(centre.std()) >= MIN_PRINT
 
 
 def _refine(quad: npt.NDArray[np.float32], cut: npt.NDArray[np.uint8], aspect: float
