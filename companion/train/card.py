@@ -87,7 +87,8 @@ def write_card(summary: dict[str, Any], measured: dict[str, Any], models_dir: Pa
         f"schedule, seed {summary['seed']}; {summary['seconds']:.0f} s on this machine.", "",
         "## How to retrain", "",
         "```", "pip install -e '.[train]'",
-        f"companion train {spec.name} --seed {summary['seed']} --out models/",
+        f"companion train {spec.name} --seed {summary['seed']} --epochs {summary['epochs']} "
+        f"--scenes {summary['scenes']} --faces {summary['faces']} --out models/",
         "```", "",
         "The same seed gives the same crops; torch on the CPU is deterministic up to "
         "floating-point summation order across thread counts.", "",
@@ -95,6 +96,9 @@ def write_card(summary: dict[str, Any], measured: dict[str, Any], models_dir: Pa
         f"- Held-out 10 % of the training crops (augmented): "
         f"{100 * summary['held_out_accuracy']:.1f} % (label, orientation aside).",
     ]
+    if "rendered" in measured and spec.kind == "rox_card":
+        lines.append("- Rox cards count as read right only when the centre and all 16 edge "
+                     "symbols (counted by `rox_edge`) are right.")
     if "rendered" in measured:
         lines.append(f"- Rendered scenes (seed 777, normal, 12 scenes, uncovered pieces, "
                      f"quads given either way up), through `classify` with Tesseract off: "

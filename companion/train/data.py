@@ -65,16 +65,24 @@ def jitter_quad(quad: npt.ArrayLike, rng: np.random.Generator, amount: float = 0
 
 
 def augment(crop: Image, rng: np.random.Generator) -> Image:
-    """Camera and light: colour temperature left after white balance, exposure, blur,
-    noise and JPEG."""
+    """Camera and light: colour temperature left after white balance, exposure, defocus
+    and motion blur, noise and JPEG."""
     out = crop.astype(np.float32)
     temperature = rng.uniform(-0.12, 0.12)
     gains = np.array([1 - temperature, 1.0, 1 + temperature]) * rng.uniform(0.94, 1.06, 3)
     out = out * gains * rng.uniform(0.7, 1.2) + rng.uniform(-20, 20)
     out = np.clip(out, 0, 255).astype(np.uint8)
     if rng.random() < 0.4:
-        sigma = rng.uniform(0.3, 1.1)
+        sigma = rng.uniform(0.3, 1.4)
         out = cv2.GaussianBlur(out, (0, 0), sigma)
+    if rng.random() < 0.25:  # motion blur: a short line kernel at any angle
+        length = int(rng.integers(2, 6))
+        kernel = np.zeros((length * 2 + 1, length * 2 + 1), np.float32)
+        angle = rng.uniform(0, np.pi)
+        dx, dy = np.cos(angle) * length, np.sin(angle) * length
+        cv2.line(kernel, (round(length - dx), round(length - dy)),
+                 (round(length + dx), round(length + dy)), 1.0, 1)
+        out = cv2.filter2D(out, -1, kernel / kernel.sum())
     if rng.random() < 0.5:
         noise = rng.normal(0, rng.uniform(2, 8), out.shape)
         out = np.clip(out + noise, 0, 255).astype(np.uint8)
