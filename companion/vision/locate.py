@@ -217,6 +217,7 @@ def piece_mask(image: Image) -> Masks:
                 | ((whole_table > CONTRAST) & (light - l_bg > 8) & light_cloth)) & (chroma < 35)
     raw = ((brighter | warmer | smooth | lifted | distinct).astype(np.uint8)) * 255
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    _erase_markers(image, raw)
     whole = _fill(cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8)))
     # thin dark lines (the grooves between touching pieces) cut the mask apart
     grooves = cv2.morphologyEx(lab[..., 0], cv2.MORPH_BLACKHAT, np.ones((GROOVE, GROOVE), np.uint8))
