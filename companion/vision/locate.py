@@ -52,6 +52,9 @@ grid); a ragged one is first cut along its grooves."""
 LIFT = 15
 """How much lighter than the table around it (Lab lightness) a piece on a light table is."""
 
+SKIN_RED = 12
+"""Lab a* (red) above 128 + this is skin or a red print, never a tile's cream face."""
+
 TINTED = 15
 """|a|+|b| of the table's median colour above which it is a tinted cloth, not neutral
 stone or laminate."""
@@ -215,7 +218,8 @@ def piece_mask(image: Image) -> Masks:
                           + (b_ch - b_bg).astype(np.float32) ** 2)  # a crowded table
     distinct = (((table_distance > CONTRAST) & (light - table_light > 8))
                 | ((whole_table > CONTRAST) & (light - l_bg > 8) & light_cloth)) & (chroma < 35)
-    raw = ((brighter | warmer | smooth | lifted | distinct).astype(np.uint8)) * 255
+    not_skin = a_ch - 128 < SKIN_RED  # a hand is redder than any cream tile
+    raw = (((brighter | warmer | smooth | lifted | distinct) & not_skin).astype(np.uint8)) * 255
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     _erase_markers(image, raw)
     whole = _fill(cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8)))
