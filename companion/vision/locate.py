@@ -357,7 +357,7 @@ def _locate_lattice(image: Image, profile: Profile
             # a neat blob, or one the grooves only shredded: split it as a whole
             pieces = [blob] if _usable(blob, size and size(blob), profile.aspect) else []
         for piece in (p for whole_part in pieces for p in _separate(
-                whole_part, size and size(whole_part), profile.aspect, min_area)):
+                whole_part, size and size(whole_part), profile.aspect, min_area, most=30)):
             quads.extend(_split(raw, grooves, piece, size and size(piece), profile.aspect))
     quads = [_refine(q, cut, profile.aspect) for q in quads]
     if quads and size is None:  # no typical size: specks far smaller than the largest
