@@ -31,6 +31,9 @@ GAMES: tuple[str, ...] = ("nox", "qwixx", "rox", "nummix", "catbox")
 TILE_ASPECT = 27.0 / 37.0
 """Width over height of a Nummix tile (27×37 mm), as COMPONENTS.md gives it."""
 
+MIN_SIDE = 32
+"""An image smaller than this (pixels) on a side cannot show a readable piece."""
+
 WORK_SIDE = 1000
 """Images are located at most this many pixels on their long side (then scaled back)."""
 
@@ -160,6 +163,8 @@ def locate(image: Image, *, game: str, profile: Profile | None = None) -> Detect
     if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
         raise InputError("image", "expected a BGR uint8 image (height, width, 3)")
     profile = profile or PROFILES.get(game) or PROFILES["nummix"]
+    if min(image.shape[:2]) < MIN_SIDE:
+        return Detections.empty()
     scale = min(1.0, WORK_SIDE / max(image.shape[:2]))
     work = image if scale == 1.0 else cv2.resize(
         image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)

@@ -68,3 +68,11 @@ def test_unknown_game_and_bad_image_are_input_errors() -> None:
         locate(np.zeros((10, 10, 3), np.uint8), game="chess")
     with pytest.raises(InputError, match="image"):
         locate(np.zeros((10, 10), np.uint8), game="nox")
+
+
+@pytest.mark.parametrize("game", sorted(MEASURED))
+def test_blank_and_tiny_images_hold_no_pieces(game: str) -> None:
+    assert len(locate(np.zeros((480, 640, 3), np.uint8), game=game)) == 0
+    assert len(locate(np.full((480, 640, 3), 255, np.uint8), game=game)) == 0
+    tiny = np.random.default_rng(0).integers(0, 256, (5, 7, 3), dtype=np.uint8)
+    assert len(locate(tiny, game=game)) == 0
