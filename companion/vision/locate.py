@@ -83,6 +83,8 @@ LYING_ROW_PENALTY = 0.15
 """Pieces touching end to end in a single file are rarer than side by side in a row:
 a blob both explain equally (4 upright tiles or 2 lying ones) is read as the row."""
 
+PEER_PENALTY = 0.3
+"""Prior against the rarer peer kind (few scoring cards, many Rox cards)."""
 MIN_PRINT = 5.0
 """Spread of grey levels in a card's centre below which it is a patch of glare."""
 
@@ -338,7 +340,7 @@ def _locate_lattice(image: Image, profile: Profile
     everything = [g[0] for g in groups if g[0] and g[0].fill > WHOLE_FILL]
     everything += [p for g in groups if not (g[0] and g[0].fill > WHOLE_FILL) for p in g[1]]
     size = _size_model(everything, profile.aspect)
-    quads: list[npt.NDArray[np.float32]] = []
+    quads: list[tuple[npt.NDArray[np.float32], str]] = []
     others: list[tuple[npt.NDArray[np.float32], str]] = []
     biggest = max((g[0] for g in groups if g[0] is not None), key=lambda b: b.pixels,
                   default=None)
@@ -363,16 +365,18 @@ def _locate_lattice(image: Image, profile: Profile
             pieces = [blob] if _usable(blob, size and size(blob), profile.aspect) else []
         for piece in (p for whole_part in pieces for p in _separate(
                 whole_part, size and size(whole_part), profile.aspect, min_area, most=30)):
-            quads.extend(_split(raw, grooves, piece, size and size(piece), profile.aspect))
-    quads = [_refine(q, cut, profile.aspect) for q in quads]
+            unit = size and size(piece)
+            kind, aspect = _best_kind(piece, unit, profile)
+            quads.extend((_refine(q, cut, aspect), kind)
+                         for q in _split(raw, grooves, piece, unit, aspect))
     if quads and size is None:  # no typical size: specks far smaller than the largest
-        areas = np.array([cv2.contourArea(q) for q in quads])
-        quads = [q for q, a in zip(quads, areas, strict=True) if a >= MIN_SHARE * areas.max()]
+        areas = np.array([cv2.contourArea(q) for q, _ in quads])
+        quads = [qk for qk, a in zip(quads, areas, strict=True) if a >= MIN_SHARE * areas.max()]
     if profile.mask == "contrast":  # every card shows a number or symbols; glare does not
-        quads = [q for q in quads if _has_print(image, q)]
+        quads = [(q, k) for q, k in quads if _has_print(image, q)]
     tokens = [(q, "token") for board, kind in others if kind == "catbox_board"
               for q in _tokens_on(image, board)]
-    return [(q, profile.kind) for q in quads] + others + tokens
+    return quads + others + tokens
 
 
 def _tokens_on(image: Image, board: npt.NDArray[np.float32]) -> list[npt.NDArray[np.float32]]:
@@ -399,6 +403,17 @@ def _tokens_on(image: Image, board: npt.NDArray[np.float32]) -> list[npt.NDArray
                           np.float32)
         quads.append(short_edge_first(cv2.perspectiveTransform(square, back).reshape(4, 2)))
     return quads
+
+
+def _best_kind(blob: _Blob, unit: float | None, profile: Profile) -> tuple[str, float]:
+    """The kind (and its aspect) whose lattice explains the blob best: the main piece
+    or a peer of the same long side (a Rox scoring card beside the Rox cards)."""
+    options = [(profile.kind, profile.aspect)]
+    options += [(o.kind, o.aspect) for o in profile.others if o.max_area <= 1.0]
+    if len(options) == 1:
+        return options[0]
+    return min(options, key=lambda option: _lattice_fit(blob, unit, option[1])[0]
+               + (0.0 if option[0] == profile.kind else PEER_PENALTY))
 
 
 def _other_kind(blob: _Blob | None, size: Callable[[_Blob], float] | None,
