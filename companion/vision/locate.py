@@ -86,7 +86,9 @@ a blob both explain equally (4 upright tiles or 2 lying ones) is read as the row
 PEER_PENALTY = 0.3
 """Prior against the rarer peer kind (few scoring cards, many Rox cards)."""
 MIN_PRINT = 5.0
-"""Spread of grey levels in a card's centre below which it is a patch of glare."""
+MIN_PRINT_TILE = 3.0
+"""Spread of grey levels in a piece's centre (a card's, a tile's) below which it
+is a patch of glare: every piece shows a number or symbols there."""
 
 SHADOW = 8
 SHADOW_CHROMA = 14.0
@@ -372,8 +374,9 @@ def _locate_lattice(image: Image, profile: Profile
     if quads and size is None:  # no typical size: specks far smaller than the largest
         areas = np.array([cv2.contourArea(q) for q, _ in quads])
         quads = [qk for qk, a in zip(quads, areas, strict=True) if a >= MIN_SHARE * areas.max()]
-    if profile.mask == "contrast":  # every card shows a number or symbols; glare does not
-        quads = [(q, k) for q, k in quads if _has_print(image, q)]
+    # every piece shows a number or symbols; a glare spot does not
+    least = MIN_PRINT if profile.mask == "contrast" else MIN_PRINT_TILE
+    quads = [(q, k) for q, k in quads if _has_print(image, q, least)]
     tokens = [(q, "token") for board, kind in others if kind == "catbox_board"
               for q in _tokens_on(image, board)]
     return quads + others + tokens
@@ -437,11 +440,12 @@ def _other_kind(blob: _Blob | None, size: Callable[[_Blob], float] | None,
     return None
 
 
-def _has_print(image: Image, quad: npt.NDArray[np.float32]) -> bool:
-    """Whether the quad's central half shows print (lightness varies), not a bare glare."""
+def _has_print(image: Image, quad: npt.NDArray[np.float32], least: float) -> bool:
+    """Whether the quad's central half shows print (grey levels spread at least
+    ``least``), not a bare patch of glare."""
     crop = rectify(image, quad, size=(24, 36))
     centre = cv2.cvtColor(crop[9:27, 6:18], cv2.COLOR_BGR2GRAY)
-    return float(centre.std()) >= MIN_PRINT
+    return float(centre.std()) >= least
 
 
 def _refine(quad: npt.NDArray[np.float32], cut: npt.NDArray[np.uint8], aspect: float
