@@ -29,7 +29,7 @@ def score() -> TileScore:
 
 
 def test_most_labelled_tiles_are_found(score: TileScore) -> None:
-    # measured 0.981 (310 of 316) on this subset, 0.973 on all 179 photos (see
+    # measured 0.981 (310 of 316) on this subset, 0.972 on all 179 photos (see
     # docs/BENCHMARKS.md); the goal is 0.97
     assert score.labelled == 316
     assert score.recall >= 0.975, score
@@ -37,8 +37,8 @@ def test_most_labelled_tiles_are_found(score: TileScore) -> None:
 
 def test_false_pieces_stay_bounded(score: TileScore) -> None:
     # a found quad that matches no labelled tile: tiles cut by the border (unlabelled),
-    # bright patches of table; measured 65 on 316 tiles; the classifier marks them unsure
-    assert score.false_found <= 0.25 * score.labelled, score
+    # bright patches of table; measured 59 on 316 tiles; the classifier marks them unsure
+    assert score.false_found <= 0.22 * score.labelled, score
     assert score.images == 30
 
 
