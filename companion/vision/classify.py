@@ -254,7 +254,7 @@ def _ink_colour(kind: str, crop: Image) -> tuple[str, float]:
     lab = cv2.cvtColor(ink.reshape(1, 1, 3).astype(np.uint8), cv2.COLOR_BGR2LAB)[0, 0]
     best, best_d, second_d = "", 1e9, 1e9
     for letter, ref in INKS[kind].items():
-        ref_lab = cv2.cvtColor(np.uint8([[ref]]), cv2.COLOR_BGR2LAB)[0, 0]
+        ref_lab = cv2.cvtColor(np.array([[ref]], np.uint8), cv2.COLOR_BGR2LAB)[0, 0]
         d = float(np.linalg.norm(lab.astype(np.float32) - ref_lab.astype(np.float32)))
         if d < best_d:
             best, best_d, second_d = letter, d, best_d
@@ -354,9 +354,9 @@ def classify(image: Image, detections: Detections, *, game: str,
                     label, conf, label is not None, alts)
             continue
         crops = np.stack([rectify(balanced, q, size=size) for q in starts])
-        turned = np.stack([rectify(balanced, rotate_quad(q, 2), size=size) for q in starts]
-                          ) if model.oriented else None
-        for i, q, reading in zip(rows, starts, read_crops(model, crops, turned), strict=True):
+        opposite = np.stack([rectify(balanced, rotate_quad(q, 2), size=size) for q in starts]
+                            ) if model.oriented else None
+        for i, q, reading in zip(rows, starts, read_crops(model, crops, opposite), strict=True):
             probs = reading.probs
             upright = rotate_quad(q, 2) if reading.turned else q
             if ocr == "auto" and kind in NUMBER_REGION and probs.max() < UNSURE:
