@@ -104,14 +104,15 @@ def test_no_pieces_no_work() -> None:
 # Each kind's reader on 4 fresh rendered scenes (seeded); thresholds under the
 # figures in docs/BENCHMARKS.md.
 KIND_THRESHOLDS = {"nox_card": 0.95, "qwixx_card": 0.9, "catbox_card": 0.95, "rox_card": 0.9,
-                   "token": 0.97}
+                   "rox_scoring": 0.75, "token": 0.97}
+SCENES = {"rox_scoring": 12}  # few scoring cards per scene
 
 
 @pytest.mark.parametrize("kind", sorted(KIND_THRESHOLDS))
 def test_rendered_pieces_of_every_kind_are_read(kind: str) -> None:
     if not available_model(kind):
         pytest.fail(f"no model for {kind} in models/")
-    cases = rendered(kind, 4)
+    cases = rendered(kind, SCENES.get(kind, 4))
     result = score(cases, ocr="off")
     assert result.total >= 8
     assert result.accuracy >= KIND_THRESHOLDS[kind], result.confusions.most_common(8)
