@@ -48,3 +48,13 @@ def test_labels_notation() -> None:
     assert not parses("nummix_tile", "r18") and not parses("nummix_tile", "Jrr")
     assert parses("qwixx_card", "back7") and parses("qwixx_card", "J12")
     assert not parses("qwixx_card", "y13") and not parses("nox_card", "16")
+
+
+@pytest.mark.parametrize("argv", [["train", "chess_piece", "--seed", "1"],
+                                  ["train", "nox_card", "--seed", "1", "--epochs", "0"]])
+def test_train_refuses_bad_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from companion.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
