@@ -1,4 +1,5 @@
-"""``companion read GAME IMAGE``: the pieces in a photo, their labels and corners."""
+"""``companion read GAME IMAGE``: the pieces in a photo, the game state they show and
+the verdict on it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from typing import Any
 
 import cv2
 
+from companion.calibration.table import TableProfile
+from companion.commands.check import format_verdict
 from companion.games.base import InputError
+from companion.jsonio import load_document
 from companion.vision.images import load_image
 from companion.vision.locate import GAMES
 
@@ -23,6 +27,12 @@ def register(sub: Any) -> None:
                       help="write the photo with the quads and labels drawn on it")
     read.add_argument("--no-classifier", action="store_true",
                       help="read printed numbers with Tesseract only")
+    read.add_argument("--players", help="player names in clockwise seat order, comma separated "
+                      "(else seat markers name them, else P1, P2, ...)")
+    read.add_argument("--caller", help="Rox: the player who called Rox")
+    read.add_argument("--profile", help="a table profile from 'companion calibrate table'")
+    read.add_argument("--extra", help="JSON file with what a photo cannot show (Cat in the "
+                      "Box: tricks, predictions, paradox)")
     read.set_defaults(func=run_read)
 
 
@@ -32,23 +42,45 @@ def run_read(args: argparse.Namespace) -> int:
     out_path = Path(args.annotate) if args.annotate else None
     if out_path is not None and out_path.suffix.lower() not in (".png", ".jpg", ".jpeg"):
         raise InputError("annotate", f"write a .png or .jpg, not {out_path.name!r}")
+    players = [p.strip() for p in args.players.split(",")] if args.players else None
+    if players is not None and not all(players):
+        raise InputError("players", f"empty name in {args.players!r}")
+    profile = TableProfile.load(Path(args.profile)) if args.profile else None
+    extra = load_document(args.extra) if args.extra else None
     image = load_image(args.image)
-    from companion.vision.pipeline import UNSURE, read_image
+    from companion.readers.photo import read_photo
+    from companion.vision.pipeline import UNSURE
 
-    result = read_image(image, game=args.game, use_classifier=not args.no_classifier,
-                        ocr="auto")
+    result = read_photo(image, game=args.game, players=players, caller=args.caller,
+                        profile=profile, extra=extra, use_classifier=not args.no_classifier)
     doc = result.to_json()
     if out_path is not None:
         from companion.vision.annotate import annotate
 
-        drawn = annotate(image, result.detections, unsure_below=UNSURE)
+        drawn = annotate(image, result.pieces.detections, unsure_below=UNSURE,
+                         violations=result.violation_marks())
         if not cv2.imwrite(str(out_path), drawn):
             raise InputError("annotate", f"cannot write {out_path}")
     if args.json:
         print(json.dumps(doc, ensure_ascii=False))
     else:
         print(format_pieces(doc))
+        print(format_reading(doc))
     return 0
+
+
+def format_reading(doc: dict[str, Any]) -> str:
+    """Human output of the state part: what could not be read, then the verdict."""
+    lines = [f"could not read: piece {u.get('piece')} ({u.get('what')}): {u.get('why')}"
+             for u in doc.get("unknown", [])]
+    lines += [f"note: {n}" for n in doc.get("notes", [])]
+    if doc.get("check") is not None:
+        lines.append(format_verdict(doc["check"]))
+        if doc.get("unknown"):
+            lines.append("(verdict on the pieces that could be read)")
+    elif doc.get("check_error"):
+        lines.append(f"not checked: {doc['check_error']}")
+    return "\n".join(lines)
 
 
 def format_pieces(doc: dict[str, Any]) -> str:

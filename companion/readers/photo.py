@@ -1,0 +1,107 @@
+"""A photo to a checked game state: vision, then the game's reader, then the rules.
+
+``read_photo`` joins the stages for ``companion read`` and anything else that wants
+a verdict from a photo; ``violation_pieces`` says which pieces a violation is about,
+so the verdict can be shown on the photo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from companion.calibration.markers import Marker, detect_markers
+from companion.calibration.table import TableProfile, apply_white_gains
+from companion.commands.check import check_document
+from companion.games.base import InputError
+from companion.readers import ReadState, read_state
+from companion.vision.pipeline import ReadResult, read_image
+
+
+@dataclass(frozen=True)
+class PhotoReading:
+    """Everything read from one photo: the pieces, the state, and the verdict on it."""
+
+    pieces: ReadResult
+    reading: ReadState
+    check: dict[str, Any] | None  # None when the state could not be checked at all
+    check_error: str | None
+    markers: tuple[Marker, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``companion read --json`` object: the vision fields, then ``state``,
+        ``check``, what could not be read, and each piece's role and violations."""
+        doc = self.pieces.to_json()
+        doc.update(self.reading.to_json())
+        doc["check"] = self.check
+        if self.check_error:
+            doc["check_error"] = self.check_error
+        marks = self.violation_marks()
+        for i, piece in enumerate(doc["pieces"]):
+            role = self.reading.roles[i] if i < len(self.reading.roles) else None
+            if role:
+                piece["role"] = role
+            if marks.get(i):
+                piece["violations"] = marks[i]
+        doc["markers"] = [m.id for m in self.markers]
+        return doc
+
+    def violation_marks(self) -> dict[int, list[str]]:
+        """Piece index -> the rule ids of the violations that concern it."""
+        marks: dict[int, list[str]] = {}
+        for v in (self.check or {}).get("violations", []):
+            for i in violation_pieces(v, self.reading.roles):
+                marks.setdefault(i, []).append(v["rule"])
+        return marks
+
+
+def read_photo(image: npt.NDArray[np.uint8], *, game: str, players: Sequence[str] | None = None,
+               caller: str | None = None, profile: TableProfile | None = None,
+               extra: Mapping[str, Any] | None = None, use_classifier: bool = True
+               ) -> PhotoReading:
+    """Read ``game`` from a BGR photo and check the state it shows."""
+    balanced = apply_white_gains(image, profile.white_gains) if profile else image
+    pieces = read_image(balanced, game=game, use_classifier=use_classifier)
+    markers = tuple(detect_markers(image))
+    reading = read_state(game, pieces.detections, image_shape=image.shape, markers=markers,
+                         profile=profile, players=players, caller=caller, extra=extra)
+    check, error = None, None
+    try:
+        check = check_document(game, reading.state)
+    except InputError as exc:  # the state as read is not a full position (yet)
+        error = str(exc)
+        if reading.unknown:
+            error = (f"{len(reading.unknown)} piece(s) could not be read, and the position "
+                     f"cannot be checked without them ({exc})")
+    return PhotoReading(pieces, reading, check, error, markers)
+
+
+def violation_pieces(violation: Mapping[str, Any], roles: Sequence[Mapping[str, Any] | None]
+                     ) -> list[int]:
+    """Indices of the pieces a violation is about, matched on its locators: Nummix
+    ``cells`` (0-based [row, column]), else ``player`` narrowed by ``stack(s)`` or
+    ``position``; a violation of a whole kitty, row or sheet marks all its pieces."""
+    found = []
+    cells = {tuple(c) for c in violation.get("cells", [])}
+    stacks = set(violation.get("stacks", [])) | (
+        {violation["stack"]} if isinstance(violation.get("stack"), int) else set())
+    position = violation.get("position")
+    for i, role in enumerate(roles):
+        if not role:
+            continue
+        if cells:
+            if role.get("role") == "tile" and (role["row"] - 1, role["column"] - 1) in cells:
+                found.append(i)
+            continue
+        if "player" not in violation or role.get("player") != violation["player"]:
+            continue
+        if stacks and role.get("stack") not in stacks:
+            continue
+        if isinstance(position, int) and "position" in role and role["position"] != position:
+            continue
+        found.append(i)
+    return found

@@ -1,0 +1,68 @@
+"""From a photo to a checked state: the read command's state, verdict and marks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.cli import main
+from companion.readers.photo import violation_pieces
+from companion.synth import render_scene
+
+ROLES = [
+    {"role": "top card", "player": "Marie", "stack": 1},
+    {"role": "top card", "player": "Marie", "stack": 2},
+    {"role": "top card", "player": "Anna", "stack": 1},
+    None,
+    {"role": "tile", "grid": 1, "row": 1, "column": 3},
+    {"role": "row card", "player": "A", "position": 4},
+    {"role": "row card", "player": "A", "position": 5},
+]
+
+
+@pytest.mark.parametrize(("violation", "expected"), [
+    ({"rule": "nox.merge", "player": "Marie", "stacks": [1, 2]}, [0, 1]),
+    ({"rule": "nox.max_stacks", "player": "Anna", "count": 7}, [2]),
+    ({"rule": "nummix.run", "cells": [[0, 2], [0, 3]]}, [4]),
+    ({"rule": "rox.link", "player": "A", "position": 4}, [5]),
+    ({"rule": "rox.tie", "player": "Nobody", "position": 1}, []),
+])
+def test_violations_point_at_their_pieces(violation: dict, expected: list[int]) -> None:
+    assert violation_pieces(violation, ROLES) == expected
+
+
+def test_read_gives_state_and_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scene = render_scene("nox", seed=7, difficulty="easy")
+    photo = tmp_path / "nox.jpg"
+    cv2.imwrite(str(photo), scene.image, [cv2.IMWRITE_JPEG_QUALITY, 95])
+    drawn = tmp_path / "nox.png"
+    assert main(["read", "nox", str(photo), "--json", "--annotate", str(drawn)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) >= {"game", "image", "pieces", "timing_ms", "state", "check", "unknown"}
+    assert doc["state"]["game"] == "nox" and doc["check"]["game"] == "nox"
+    truth_tops = sorted(s[-1] for k in scene.state["kitties"].values() for s in k)
+    read_tops = sorted(s[-1] for k in doc["state"]["kitties"].values() for s in k)
+    same = sum(min(truth_tops.count(n), read_tops.count(n)) for n in set(truth_tops))
+    assert same >= len(truth_tops) - 2  # the full accuracy figure is in the benchmark
+    # the scene's broken rule is read from the photo and drawn in red on its pieces
+    assert "nox.max_stacks" in {v["rule"] for v in doc["check"]["violations"]}
+    marked = [p for p in doc["pieces"] if p.get("violations")]
+    assert marked and all(p["role"]["player"] == marked[0]["role"]["player"] for p in marked)
+    image = cv2.imread(str(drawn))
+    red = (image[..., 2] > 200) & (image[..., 1] < 40) & (image[..., 0] < 40)
+    assert int(np.count_nonzero(red)) > 500
+
+
+def test_read_names_players_and_refuses_bad_options(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scene = render_scene("rox", seed=3, difficulty="easy")
+    photo = tmp_path / "rox.jpg"
+    cv2.imwrite(str(photo), scene.image)
+    assert main(["read", "rox", str(photo), "--players", "A, ,B"]) == 2
+    assert "players" in capsys.readouterr().err
+    assert main(["read", "rox", str(photo), "--profile", str(tmp_path / "none.json")]) == 2
+    assert "cannot read profile" in capsys.readouterr().err
