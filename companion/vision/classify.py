@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
@@ -26,6 +26,9 @@ import numpy.typing as npt
 from companion.games.base import InputError
 from companion.vision.colour import white_balance
 from companion.vision.detections import Detections, rectify, rotate_quad
+
+if TYPE_CHECKING:
+    from companion.calibration.deck import DeckProfile
 
 Image = npt.NDArray[np.uint8]
 
@@ -313,7 +316,7 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
 
 def classify(image: Image, detections: Detections, *, game: str,
              use_classifier: bool = True, ocr: str = "auto",
-             models_dir: Path = MODELS_DIR) -> Detections:
+             models_dir: Path = MODELS_DIR, deck: DeckProfile | None = None) -> Detections:
     """Label every piece in ``detections`` whose kind has a model; quads come back
     starting at the piece's upright top-left with ``oriented`` True, confidences, and
     ``data["alternatives"]`` (top-3 (label, probability) pairs); Rox cards also get
@@ -331,6 +334,8 @@ def classify(image: Image, detections: Detections, *, game: str,
     if n == 0:
         return detections
     balanced, _ = white_balance(image)
+    if deck is not None:  # the user's enrolled deck, mapped to the look the models know
+        balanced = deck.correct(balanced)
     quads = detections.quads.copy()
     labels: list[str | None] = list(detections.labels)
     confidences = detections.confidences.astype(np.float32).copy()

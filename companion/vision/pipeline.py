@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -12,6 +12,9 @@ import numpy.typing as npt
 from companion.vision.classify import classify
 from companion.vision.detections import Detections
 from companion.vision.locate import GAMES, locate
+
+if TYPE_CHECKING:
+    from companion.calibration.deck import DeckProfile
 
 UNSURE = 0.80
 """A piece read with less confidence than this is reported as unsure, with alternatives."""
@@ -54,12 +57,14 @@ class ReadResult:
 
 
 def read_image(image: npt.NDArray[np.uint8], *, game: str, use_classifier: bool = True,
-               ocr: str = "auto") -> ReadResult:
-    """Locate every piece of ``game`` in the BGR ``image`` and read it."""
+               ocr: str = "auto", deck: DeckProfile | None = None) -> ReadResult:
+    """Locate every piece of ``game`` in the BGR ``image`` and read it (with the colours
+    of an enrolled ``deck`` mapped to the models' look, when given)."""
     t0 = time.perf_counter()
     found = locate(image, game=game)
     t1 = time.perf_counter()
-    read = classify(image, found, game=game, use_classifier=use_classifier, ocr=ocr)
+    read = classify(image, found, game=game, use_classifier=use_classifier, ocr=ocr,
+                    deck=deck)
     t2 = time.perf_counter()
     timing = {"locate": (t1 - t0) * 1000, "classify": (t2 - t1) * 1000,
               "total": (t2 - t0) * 1000}
