@@ -232,29 +232,27 @@ def _crop_size(kind: str) -> tuple[int, int]:
     return (CROP[0], CROP[0]) if kind == "rox_card" else CROP
 
 
-def enrolment_pairs(image: Image, game: str, labels: Sequence[str], *, photo: str = "photo"
-                    ) -> tuple[list[npt.NDArray[np.float64]], list[RGB]]:
-    """Observed (white-balanced BGR) and reference (BGR) colours of the pieces laid out
-    in ``image`` as ``labels`` say, in reading order. InputError when the number of
-    pieces found is not the number the layout names."""
+def _laid_out(image: Image, game: str) -> tuple[Image, npt.NDArray[np.float32], int]:
+    """(white-balanced image, the deck's quads in reading order, other pieces found)."""
     from companion.vision.locate import locate
 
     kind = DECK_KIND[game]
     found = locate(image, game=game)
     rows = [i for i in range(len(found)) if found.kinds[i] == kind]
-    if len(rows) != len(labels):
-        others = len(found) - len(rows)
-        raise InputError(photo, f"found {len(rows)} {kind} piece(s)"
-                         + (f" (and {others} other piece(s))" if others else "")
-                         + f", but the layout names {len(labels)}: "
-                         f"{', '.join(labels[:20])}{' ...' if len(labels) > 20 else ''}")
-    balanced, _ = white_balance(image)
     quads = found.quads[rows]
+    balanced, _ = white_balance(image)
+    return balanced, quads[reading_order(quads)], len(found) - len(rows)
+
+
+def colour_pairs(balanced: Image, quads: npt.NDArray[np.float32], game: str,
+                 labels: Sequence[str]) -> tuple[list[npt.NDArray[np.float64]], list[RGB]]:
+    """Observed (white-balanced BGR) and reference (BGR) background and ink colours of
+    the pieces at ``quads``, which show ``labels``."""
+    kind = DECK_KIND[game]
     observed: list[npt.NDArray[np.float64]] = []
     reference: list[RGB] = []
-    size = _crop_size(kind)
-    for label, at in zip(labels, reading_order(quads), strict=True):
-        crop = rectify(balanced, _upright_quad(quads[at], kind), size=size)
+    for label, quad in zip(labels, quads, strict=True):
+        crop = rectify(balanced, _upright_quad(quad, kind), size=_crop_size(kind))
         background, ink = piece_colours(crop, kind)
         dark = float(background.mean()) < DARK_BELOW
         ref_bg, ref_ink = reference_colours(kind, label, dark)
@@ -267,17 +265,31 @@ def enrolment_pairs(image: Image, game: str, labels: Sequence[str], *, photo: st
 
 
 def enrol_deck(images: Sequence[Image], game: str, layout: str | None = None) -> DeckProfile:
-    """A deck profile from photos that each show the pieces ``layout`` names (default:
-    the game's ``DEFAULT_LAYOUT``), in reading order."""
+    """A deck profile from photos of laid-out pieces: ``layout`` (default: the game's
+    ``DEFAULT_LAYOUT``) names them in reading order, photo after photo (one photo of
+    them all, or one per row or colour). InputError, naming what was found, when the
+    photos hold more or fewer of the deck's pieces than the layout names."""
     labels = parse_layout(game, layout)
     if not images:
         raise InputError("photos", "give at least one photo of the laid-out pieces")
+    kind = DECK_KIND[game]
+    seen = [_laid_out(image, game) for image in images]
+    counts = [len(quads) for _, quads, _ in seen]
+    if sum(counts) != len(labels):
+        per_photo = ", ".join(f"photo {k + 1}: {n}" + (f" (+{o} other)" if o else "")
+                              for k, (n, (_, _, o)) in enumerate(zip(counts, seen,
+                                                                       strict=True)))
+        raise InputError("layout", f"found {sum(counts)} {kind} piece(s) ({per_photo}), but "
+                         f"the layout names {len(labels)}: {', '.join(labels[:20])}"
+                         f"{' ...' if len(labels) > 20 else ''}")
     observed: list[npt.NDArray[np.float64]] = []
     reference: list[RGB] = []
-    for k, image in enumerate(images):
-        obs, ref = enrolment_pairs(image, game, labels, photo=f"photos[{k}]")
+    start = 0
+    for (balanced, quads, _), n in zip(seen, counts, strict=True):
+        obs, ref = colour_pairs(balanced, quads, game, labels[start:start + n])
         observed += obs
         reference += ref
+        start += n
     x = np.array(observed, np.float64)
     y = np.array(reference, np.float64)
     matrix = fit_colour_matrix(x, y)

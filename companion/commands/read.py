@@ -10,6 +10,7 @@ from typing import Any
 
 import cv2
 
+from companion.calibration.deck import DeckProfile
 from companion.calibration.table import TableProfile
 from companion.commands.check import format_verdict
 from companion.games.base import InputError
@@ -31,6 +32,7 @@ def register(sub: Any) -> None:
                       "(else seat markers name them, else P1, P2, ...)")
     read.add_argument("--caller", help="Rox: the player who called Rox")
     read.add_argument("--profile", help="a table profile from 'companion calibrate table'")
+    read.add_argument("--deck", help="a deck profile from 'companion calibrate deck'")
     read.add_argument("--extra", help="JSON file with what a photo cannot show (Cat in the "
                       "Box: tricks, predictions, paradox)")
     read.set_defaults(func=run_read)
@@ -47,12 +49,16 @@ def run_read(args: argparse.Namespace) -> int:
         raise InputError("players", f"empty name in {args.players!r}")
     profile = TableProfile.load(Path(args.profile)) if args.profile else None
     extra = load_document(args.extra) if args.extra else None
+    deck = DeckProfile.load(Path(args.deck)) if args.deck else None
+    if deck is not None and deck.game != args.game:
+        raise InputError("deck", f"{args.deck} enrols a {deck.game} deck, not {args.game}")
     image = load_image(args.image)
     from companion.readers.photo import read_photo
     from companion.vision.pipeline import UNSURE
 
     result = read_photo(image, game=args.game, players=players, caller=args.caller,
-                        profile=profile, extra=extra, use_classifier=not args.no_classifier)
+                        profile=profile, extra=extra, use_classifier=not args.no_classifier,
+                        deck=deck)
     doc = result.to_json()
     if out_path is not None:
         from companion.vision.annotate import annotate

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from companion.calibration.deck import DeckProfile
 from companion.calibration.markers import Marker, detect_markers
 from companion.calibration.table import TableProfile, apply_white_gains
 from companion.commands.check import check_document
@@ -61,11 +62,12 @@ class PhotoReading:
 
 def read_photo(image: npt.NDArray[np.uint8], *, game: str, players: Sequence[str] | None = None,
                caller: str | None = None, profile: TableProfile | None = None,
-               extra: Mapping[str, Any] | None = None, use_classifier: bool = True
-               ) -> PhotoReading:
-    """Read ``game`` from a BGR photo and check the state it shows."""
+               extra: Mapping[str, Any] | None = None, use_classifier: bool = True,
+               deck: DeckProfile | None = None) -> PhotoReading:
+    """Read ``game`` from a BGR photo and check the state it shows (an enrolled ``deck``
+    maps the user's own artwork's colours to the look the readers know)."""
     balanced = apply_white_gains(image, profile.white_gains) if profile else image
-    pieces = read_image(balanced, game=game, use_classifier=use_classifier)
+    pieces = read_image(balanced, game=game, use_classifier=use_classifier, deck=deck)
     markers = tuple(detect_markers(image))
     reading = read_state(game, pieces.detections, image_shape=image.shape, markers=markers,
                          profile=profile, players=players, caller=caller, extra=extra)
