@@ -1,4 +1,4 @@
-"""``companion calibrate print|camera|table``: printable aids and saved profiles."""
+"""``companion calibrate print|camera|table|deck``: printable aids and saved profiles."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.calibration.camera import CameraProfile, calibrate_camera
+from companion.calibration.deck import DEFAULT_LAYOUT, enrol_deck
 from companion.calibration.markers import SEAT_IDS
 from companion.calibration.printables import write_printables
 from companion.calibration.table import calibrate_table
@@ -37,6 +38,16 @@ def register(sub: Any) -> None:
     table.add_argument("--camera", help="a camera profile to undistort with")
     table.add_argument("--out", default=str(PROFILES_DIR / "table.json"))
     table.set_defaults(func=run_table)
+
+    deck = steps.add_parser("deck", help="enrol your own deck from photos of known pieces")
+    deck.add_argument("game", help=f"one of: {', '.join(DEFAULT_LAYOUT)}")
+    deck.add_argument("photos", nargs="+", help="photos of the laid-out pieces")
+    deck.add_argument("--layout", metavar="LABELS",
+                      help="the pieces in reading order (rows top to bottom, left to right; "
+                      "photo after photo), such as 1..15 or r1..r13,k1..k13; default per "
+                      "game: " + "; ".join(f"{g} {v}" for g, v in DEFAULT_LAYOUT.items()))
+    deck.add_argument("--out", help="default: calibration/profiles/deck_GAME.json")
+    deck.set_defaults(func=run_deck)
 
 
 def run_print(args: argparse.Namespace) -> int:
@@ -81,4 +92,17 @@ def run_table(args: argparse.Namespace) -> int:
     gains = ", ".join(f"{g:.2f}" for g in profile.white_gains)
     print(f"white balance: {profile.white_source} (gains B,G,R {gains})")
     print(f"saved {args.out}")
+    return 0
+
+
+def run_deck(args: argparse.Namespace) -> int:
+    if args.game not in DEFAULT_LAYOUT:
+        raise UsageError(f"unknown game {args.game!r}; one of: {', '.join(DEFAULT_LAYOUT)}")
+    profile = enrol_deck([load_image(p) for p in args.photos], args.game, args.layout)
+    out = Path(args.out) if args.out else PROFILES_DIR / f"deck_{args.game}.json"
+    profile.save(out)
+    print(f"{args.game} deck enrolled from {len(profile.labels)} piece(s) in "
+          f"{profile.photos} photo(s): colour error {profile.error_before:.1f} -> "
+          f"{profile.error_after:.1f} (0-255 units)")
+    print(f"saved {out}; read with: companion read {args.game} PHOTO --deck {out}")
     return 0
