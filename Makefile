@@ -4,7 +4,8 @@ PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-APT_PACKAGES := tesseract-ocr tesseract-ocr-eng
+# Tesseract (second opinion for printed numbers) and the fonts the renderer draws with.
+APT_PACKAGES := tesseract-ocr tesseract-ocr-eng fonts-dejavu-core fonts-dejavu-extra
 
 .PHONY: run test lint typecheck unit system-deps clean
 
@@ -16,13 +17,13 @@ $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# System packages the vision tests use (the real Tesseract binary).
+# System packages the reader and the renderer use; installed once, skipped when present.
 system-deps:
-	@if ! command -v tesseract >/dev/null 2>&1; then \
+	@if ! dpkg -s $(APT_PACKAGES) >/dev/null 2>&1; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
 	fi
 
-run: $(STAMP)
+run: system-deps $(STAMP)
 	$(VENV)/bin/companion demo
 
 lint: $(STAMP)

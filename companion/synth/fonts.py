@@ -1,9 +1,10 @@
-"""Fonts for rendered artwork: whatever TrueType files installed packages carry.
+"""Fonts for rendered artwork: a fixed list of TrueType files that installed packages carry.
 
-Looked up without importing anything heavy: the system font folders (Debian's
-fonts-dejavu-core), matplotlib's bundled DejaVu/STIX/Computer Modern files when matplotlib
-happens to be installed, and Pillow's own bundled default font, which is always there.
-So a reader trained on these scenes does not learn one typeface.
+Looked up without importing anything heavy: Debian's fonts-dejavu-core and
+fonts-dejavu-extra (installed by the Makefile), matplotlib's bundled STIX and Computer
+Modern files (matplotlib is a dependency), and Pillow's own default font. So a reader
+trained on these scenes does not learn one typeface. The list is fixed, not "whatever is
+on the machine", because the same seed must draw the same scene on every machine.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ from PIL import ImageFont
 _WANTED = (
     "DejaVuSans-Bold.ttf", "DejaVuSansCondensed-Bold.ttf", "DejaVuSerif-Bold.ttf",
     "DejaVuSansMono-Bold.ttf", "DejaVuSerifCondensed-Bold.ttf", "DejaVuSans.ttf",
-    "STIXGeneralBol.ttf", "cmb10.ttf", "cmss10.ttf", "LiberationSans-Bold.ttf",
-    "FreeSansBold.ttf",
+    "STIXGeneralBol.ttf", "cmb10.ttf", "cmss10.ttf",
 )
 _SYSTEM_DIRS = (Path("/usr/share/fonts"), Path("/usr/local/share/fonts"))
 DEFAULT = "<pillow-default>"
