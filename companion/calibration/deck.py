@@ -56,7 +56,7 @@ RIDGE = 0.5
 """Pull of the colour fit towards the identity, per observed colour pair (0-1 units)."""
 CROP = (64, 96)
 """Pieces are rectified to this size (width, height; turned for landscape kinds)."""
-INK_SHARE = 0.12
+INK_SHARE = 0.06
 """The ink is the median of this share of a piece's centre pixels farthest from its
 background (the printed number or symbol)."""
 
