@@ -34,6 +34,7 @@ SECTIONS: list[str] = [
     "companion.vision.classify_bench:bench_classify_accuracy",
     "companion.vision.classify_bench:bench_classify_vs_tesseract",
     "companion.readers.photo_bench:bench_photo_to_state",
+    "companion.vision.sheet_bench:bench_sheets",
 ]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -24,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.games.base import InputError
-from companion.vision.colour import white_balance
+from companion.vision.colour import apply_gains, white_gains
 from companion.vision.detections import Detections, rectify, rotate_quad
 
 if TYPE_CHECKING:
@@ -39,6 +40,10 @@ OCR_MODES = ("auto", "off")
 OCR_SCALE = 3
 """Crops for Tesseract are rectified this many times larger than the CNN's."""
 TOP_K = 3
+ORT_THREADS = 1
+"""onnxruntime threads per session: these models take a millisecond a crop, and one
+thread was as fast as two on the 2-core machine and does not fight locate or Tesseract
+for the second core (measured)."""
 LONG_FIRST = 1.25
 """A quad whose first edge is this much longer than its second starts at a long edge."""
 
@@ -156,7 +161,8 @@ def load_model(name: str, models_dir: Path = MODELS_DIR) -> Model:
         raise InputError("model", f"no classifier for {name!r} in {models_dir}")
     meta = json.loads(meta_path.read_text())
     options = ort.SessionOptions()
-    options.intra_op_num_threads = 2
+    options.intra_op_num_threads = ORT_THREADS
+    options.inter_op_num_threads = 1
     options.log_severity_level = 3
     session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     size = (int(meta["input"]["width"]), int(meta["input"]["height"]))
@@ -221,14 +227,11 @@ def read_crops(model: Model, crops: npt.NDArray[np.uint8],
     return out
 
 
-def _with_ocr(kind: str, labels: tuple[str, ...], probs: npt.NDArray[np.float64],
-              crop: Image) -> npt.NDArray[np.float64]:
-    """Fold Tesseract's reading into the label probabilities: labels carrying the number
-    it read are weighted by its confidence, the others by the rest."""
-    from companion.vision.ocr import read_number
-
-    number, confidence = read_number(crop, max_value=MAX_NUMBER[kind],
-                                      region=NUMBER_REGION[kind])
+def _with_ocr(labels: tuple[str, ...], probs: npt.NDArray[np.float64],
+              number: int | None, confidence: float) -> npt.NDArray[np.float64]:
+    """Fold Tesseract's reading (``number`` with ``confidence``) into the label
+    probabilities: labels carrying that number are weighted by its confidence, the
+    others by the rest."""
     if number is None or confidence <= 0:
         return probs
     confidence = min(confidence, 0.95)
@@ -304,24 +307,49 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
     elements, the probability that every symbol is read right)."""
     model = load_model("rox_edge", models_dir)
     side = ROX_EDGE_SIDE
+    if len(quads) == 0:
+        return []
+    patches = np.concatenate([rox_edge_patches(rectify(balanced, quad, size=(side, side)),
+                                               model.size[0]) for quad in quads])
+    every = _softmax(model.logits(patches)).reshape(len(quads), 16, -1)  # one call
     out = []
-    for quad in quads:
-        square = rectify(balanced, quad, size=(side, side))
-        probs = _softmax(model.logits(rox_edge_patches(square, model.size[0])))
+    for probs in every:
         picks = probs.argmax(axis=1)
         counts = {label: int((picks == k).sum()) for k, label in enumerate(model.labels)}
         out.append((counts, float(np.prod(probs.max(axis=1)))))
     return out
 
 
+@dataclass(frozen=True)
+class _Unsure:
+    """A piece the CNN read with less than ``UNSURE`` confidence, awaiting Tesseract."""
+
+    row: int
+    kind: str
+    labels: tuple[str, ...]
+    probs: npt.NDArray[np.float64]
+    size: tuple[int, int]
+
+
+def _top(labels: tuple[str, ...], probs: npt.NDArray[np.float64]
+         ) -> tuple[str, float, tuple[tuple[str, float], ...]]:
+    """(label, confidence, top-``TOP_K`` alternatives) of one reading."""
+    top = np.argsort(-probs)[:TOP_K]
+    return (labels[int(top[0])], float(probs[top[0]]),
+            tuple((labels[int(j)], round(float(probs[j]), 4)) for j in top))
+
+
 def classify(image: Image, detections: Detections, *, game: str,
              use_classifier: bool = True, ocr: str = "auto",
-             models_dir: Path = MODELS_DIR, deck: DeckProfile | None = None) -> Detections:
+             models_dir: Path = MODELS_DIR, deck: DeckProfile | None = None,
+             markers: Sequence[Any] = ()) -> Detections:
     """Label every piece in ``detections`` whose kind has a model; quads come back
     starting at the piece's upright top-left with ``oriented`` True, confidences, and
     ``data["alternatives"]`` (top-3 (label, probability) pairs); Rox cards also get
     ``data["edge"]`` = {element: count} of their 16 edge symbols, and a confidence no
-    higher than the chance that all 16 were read right."""
+    higher than the chance that all 16 were read right. Qwixx sheets get ``data["boxes"]``:
+    every box crossed or not (``companion.vision.sheet.read_sheet``; ``markers`` are the
+    photo's ArUco markers, for our printed sheet's 20–23)."""
     if game not in GAMES:
         raise InputError("game", f"unknown game {game!r}; one of: {', '.join(GAMES)}")
     if ocr not in OCR_MODES:
@@ -333,7 +361,7 @@ def classify(image: Image, detections: Detections, *, game: str,
     n = len(detections)
     if n == 0:
         return detections
-    balanced, _ = white_balance(image)
+    balanced = apply_gains(image, white_gains(image))  # once per photo, by table lookup
     if deck is not None:  # the user's enrolled deck, mapped to the look the models know
         balanced = deck.correct(balanced)
     quads = detections.quads.copy()
@@ -342,6 +370,7 @@ def classify(image: Image, detections: Detections, *, game: str,
     oriented = list(detections.oriented)
     alternatives: list[tuple[tuple[str, float], ...]] = list(
         detections.data.get("alternatives", ((),) * n))
+    unsure: list[_Unsure] = []  # asked of Tesseract together, after every kind is read
     for kind in sorted(set(detections.kinds)):
         rows = [i for i in range(n) if detections.kinds[i] == kind]
         if not available_model(kind, models_dir):
@@ -362,19 +391,23 @@ def classify(image: Image, detections: Detections, *, game: str,
         opposite = np.stack([rectify(balanced, rotate_quad(q, 2), size=size) for q in starts]
                             ) if model.oriented else None
         for i, q, reading in zip(rows, starts, read_crops(model, crops, opposite), strict=True):
-            probs = reading.probs
             upright = rotate_quad(q, 2) if reading.turned else q
-            if ocr == "auto" and kind in NUMBER_REGION and probs.max() < UNSURE:
-                w, h = size
-                big = rectify(balanced, upright, size=(w * OCR_SCALE, h * OCR_SCALE))
-                probs = _with_ocr(kind, model.labels, probs, big)
-            top = np.argsort(-probs)[:TOP_K]
             quads[i] = upright
-            labels[i] = model.labels[int(top[0])]
-            confidences[i] = float(probs[top[0]])
             oriented[i] = model.oriented
-            alternatives[i] = tuple((model.labels[int(j)], round(float(probs[j]), 4))
-                                    for j in top)
+            if ocr == "auto" and kind in NUMBER_REGION and reading.probs.max() < UNSURE:
+                unsure.append(_Unsure(i, kind, model.labels, reading.probs, size))
+                continue
+            labels[i], confidences[i], alternatives[i] = _top(model.labels, reading.probs)
+    if unsure:  # the second opinion: one Tesseract process for all unsure numbers
+        from companion.vision.ocr import read_numbers
+
+        big = [rectify(balanced, quads[u.row], size=(u.size[0] * OCR_SCALE,
+                                                      u.size[1] * OCR_SCALE)) for u in unsure]
+        opinions = read_numbers(big, max_values=[MAX_NUMBER[u.kind] for u in unsure],
+                                regions=[NUMBER_REGION[u.kind] for u in unsure])
+        for u, (number, conf) in zip(unsure, opinions, strict=True):
+            probs = _with_ocr(u.labels, u.probs, number, conf)
+            labels[u.row], confidences[u.row], alternatives[u.row] = _top(u.labels, probs)
     data = dict(detections.data)
     data["alternatives"] = tuple(alternatives)
     rox_rows = [i for i in range(n) if detections.kinds[i] == "rox_card"]
@@ -385,5 +418,13 @@ def classify(image: Image, detections: Detections, *, game: str,
             edges[i] = counts
             confidences[i] = min(float(confidences[i]), certainty)
         data["edge"] = tuple(edges)
+    sheet_rows = [i for i in range(n) if detections.kinds[i] == "qwixx_sheet"]
+    if sheet_rows:  # box by box: crossed or not (companion.vision.sheet)
+        from companion.vision.sheet import read_sheet
+
+        boxes: list[Any] = list(data.get("boxes", (None,) * n))
+        for i in sheet_rows:
+            boxes[i] = read_sheet(balanced, quads[i], markers=markers, balanced=True)
+        data["boxes"] = tuple(boxes)
     return detections.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
                                   oriented=tuple(oriented), data=data)

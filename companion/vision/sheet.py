@@ -1,0 +1,289 @@
+"""Read every box of a Qwixx score sheet in a photo: crossed or not, and how sure.
+
+Two geometries. Our printed sheet (``calibration/qwixx_sheet.py``) carries markers
+20–23 in its corners: they fix a homography from sheet millimetres to the image and
+every box's quad follows exactly. The original pad (drawn by ``companion.synth`` with
+``qwixx_sheet_layout``, the one geometry table both use) has no markers: its located
+quad is rectified upright (the turn chosen so the red row is on top, blue at the
+bottom) and the boxes are placed from that layout.
+
+Crossed or not is judged from pixel statistics after white balance: each row's empty
+box colour and its print colour are measured on the sheet itself (the box interiors'
+bright mode, the ring around the boxes), and a box's "foreign ink" is what lies off
+the line between those two colours (a pen of another colour, or darker than the print:
+a blue pen on the blue row) or anywhere in the box's corners, where no number is
+printed but every X, stroke and filled box passes. A small logistic model over those
+statistics, fitted on rendered sheets, gives the probability; the confidence is
+``2·|p − ½|``, so a box near the boundary is reported unsure, never guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from companion.synth.pieces import INK, PIECE_MM, qwixx_row_numbers, qwixx_sheet_layout
+from companion.vision.colour import white_balance
+
+Image = npt.NDArray[np.uint8]
+Quad = npt.NDArray[np.float32]
+
+ROWS = ("red", "yellow", "green", "blue")
+SHEET_IDS = (20, 21, 22, 23)
+PAD_PX_PER_MM = 2.0
+"""The pad's canonical face: this many pixels per millimetre (296×210)."""
+CROP = (16, 20)
+"""Box interiors are sampled at this (width, height) in pixels."""
+INSET = 0.1
+"""A box's interior starts this fraction of its side in from its edge."""
+MIN_ORIENTATION = 0.15
+"""Row colours must prefer the chosen turn by this margin, else every box is unsure."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """Where a sheet's print lies inside a box (box-normalised u, v in 0..1): the number's
+    zone (no mark evidence is needed there to be off-colour), and the ring sampled for
+    the row's print colour (``ring`` = (inner, outer) offsets from the box edge)."""
+
+    name: str
+    glyph: tuple[float, float, float, float]  # u0, v0, u1, v1 of the printed number
+    ring: tuple[float, float]
+
+
+PAD = Template("pad", (0.12, 0.16, 0.88, 0.84), (0.04, 0.14))
+PRINTED = Template("printed", (0.15, 0.18, 0.78, 0.8), (-0.05, 0.05))
+
+# Logistic model over the box statistics (see ``features``); fitted on rendered sheets
+# (``companion.vision.sheet_bench.fit_weights``: seeds 50000…, normal and hard).
+WEIGHTS = np.array([-2.5945, 4.1276, 12.2206, 54.1081, -16.3390, 5.6661, -3.5854, -0.7215],
+                   np.float64)
+BIAS = -8.3032
+
+
+def read_sheet(image: Image, quad: npt.ArrayLike | None, *, markers: Sequence[Any] = (),
+               balanced: bool = False) -> list[dict[str, Any]]:
+    """Every box of the sheet in ``image`` at ``quad`` (four image corners; any start
+    corner): ``{"row", "value", "crossed", "confidence", "quad"}``, rows red…blue with
+    numbers and ``"lock"``, then row ``"foul"`` 1–4. With markers 20–23 of our printed
+    sheet (``detect_markers`` output, near the quad) the boxes come from them.
+    ``balanced``: the image is already white-balanced."""
+    if not balanced:
+        image, _ = white_balance(image)
+    placed = _printed_boxes(markers, quad)
+    template = PRINTED
+    certain = 1.0
+    if placed is None:
+        if quad is None:
+            return []
+        placed, certain = _pad_boxes(image, np.asarray(quad, np.float32).reshape(4, 2))
+        template = PAD
+    feats = box_features(image, placed, template)
+    p = 1.0 / (1.0 + np.exp(-(feats @ WEIGHTS + BIAS)))
+    out = []
+    for (row, value, q), prob in zip(placed, p, strict=True):
+        conf = abs(2.0 * float(prob) - 1.0) * certain
+        out.append({"row": row, "value": value, "crossed": bool(prob >= 0.5),
+                    "confidence": round(conf, 4),
+                    "quad": [[round(float(x), 1), round(float(y), 1)] for x, y in q]})
+    return out
+
+
+# ---------------------------------------------------------------------------- geometry
+
+Placed = list[tuple[str, Any, Quad]]
+
+
+def _pad_names() -> list[tuple[str, Any]]:
+    names: list[tuple[str, Any]] = []
+    for row in ROWS:
+        names.extend((row, n) for n in qwixx_row_numbers(row))
+        names.append((row, "lock"))
+    names.extend(("foul", k + 1) for k in range(4))
+    return names
+
+
+def pad_face_size() -> tuple[int, int]:
+    w, h = PIECE_MM["qwixx_sheet"]
+    return round(w * PAD_PX_PER_MM), round(h * PAD_PX_PER_MM)
+
+
+def pad_rects(W: float, H: float) -> list[tuple[float, float, float, float]]:
+    """The pad's box rectangles on a W×H face, in ``_pad_names`` order."""
+    layout = qwixx_sheet_layout(W, H)
+    rects = [r for row in ROWS for r in layout[row]]
+    return rects + list(layout["fouls"])
+
+
+def _orientation(image: Image, quad: Quad) -> tuple[Quad, float]:
+    """The quad started at the sheet's upright top-left (red row on top), and the margin
+    by which the row colours prefer that turn over the next best (0..1)."""
+    W, H = 74, 52
+    layout = qwixx_sheet_layout(W, H)
+    expected = np.array([_ab(INK[row][::-1]) for row in ROWS])
+    scores = []
+    for turn in range(4):
+        q = np.roll(quad, -turn, axis=0)
+        small = _warp(image, q, (W, H))
+        lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
+        score = 0.0
+        for i, row in enumerate(ROWS):
+            x0, y0, _, y1 = layout[row][0]
+            _, _, x1, _ = layout[row][11]
+            band = lab[int(y0):int(np.ceil(y1)), int(x0):int(np.ceil(x1)), 1:] - 128.0
+            mean = band.reshape(-1, 2).mean(axis=0)
+            score += float(mean @ expected[i] / (np.linalg.norm(mean) * np.linalg.norm(
+                expected[i]) + 1e-6))
+        scores.append(score / 4)
+    order = np.argsort(scores)[::-1]
+    best = int(order[0])
+    margin = float(scores[best] - scores[int(order[1])])
+    return np.roll(quad, -best, axis=0).astype(np.float32), margin
+
+
+def _ab(bgr: Sequence[int]) -> npt.NDArray[np.float32]:
+    lab = cv2.cvtColor(np.array([[bgr]], np.uint8), cv2.COLOR_BGR2LAB)[0, 0]
+    return lab[1:].astype(np.float32) - 128.0
+
+
+def _warp(image: Image, quad: Quad, size: tuple[int, int]) -> Image:
+    w, h = size
+    dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+    m = cv2.getPerspectiveTransform(quad.astype(np.float32), dst)
+    out: Image = cv2.warpPerspective(image, m, (w, h), flags=cv2.INTER_LINEAR,
+                                     borderMode=cv2.BORDER_REPLICATE)
+    return out
+
+
+def _pad_boxes(image: Image, quad: Quad) -> tuple[Placed, float]:
+    upright, margin = _orientation(image, quad)
+    W, H = 1.0, 1.0
+    src = np.array([[0, 0], [W, 0], [W, H], [0, H]], np.float32)
+    h = cv2.getPerspectiveTransform(src, upright)
+    placed: Placed = []
+    for (row, value), rect in zip(_pad_names(), pad_rects(W, H), strict=True):
+        placed.append((row, value, _map_rect(h, rect)))
+    certain = float(np.clip(margin / MIN_ORIENTATION, 0.0, 1.0))
+    return placed, certain
+
+
+def _map_rect(h: npt.NDArray[np.float64], rect: tuple[float, float, float, float]) -> Quad:
+    x0, y0, x1, y1 = rect
+    pts = np.array([[[x0, y0]], [[x1, y0]], [[x1, y1]], [[x0, y1]]], np.float64)
+    return cv2.perspectiveTransform(pts, h).reshape(4, 2).astype(np.float32)
+
+
+def _printed_boxes(markers: Sequence[Any], quad: npt.ArrayLike | None) -> Placed | None:
+    """Our printed sheet's boxes from its markers 20–23 (the set nearest the quad when a
+    photo holds several sheets); None without all four."""
+    from companion.readers.common import marker_list
+    from companion.readers.qwixx import box_quads
+
+    found = [m for m in marker_list(markers) if m.id in SHEET_IDS]
+    if not found:
+        return None
+    centre = (np.asarray(quad, np.float32).reshape(4, 2).mean(axis=0) if quad is not None
+              else None)
+    chosen = []
+    for mid in SHEET_IDS:
+        same = [m for m in found if m.id == mid]
+        if not same:
+            return None
+        if centre is not None:
+            same.sort(key=lambda m: float(np.linalg.norm(m.corners.mean(axis=0) - centre)))
+        chosen.append(same[0])
+    return [(box.row, box.value, q) for box, q in box_quads(chosen)]
+
+
+# ---------------------------------------------------------------------------- statistics
+
+def _zones(template: Template) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Masks over the interior crop: the corners (outside the printed number) and the
+    whole interior."""
+    w, h = CROP
+    u = INSET + (np.arange(w) + 0.5) / w * (1 - 2 * INSET)
+    v = INSET + (np.arange(h) + 0.5) / h * (1 - 2 * INSET)
+    uu, vv = np.meshgrid(u, v)
+    u0, v0, u1, v1 = template.glyph
+    glyph = (uu > u0) & (uu < u1) & (vv > v0) & (vv < v1)
+    return ~glyph, np.ones_like(glyph)
+
+
+def _diagonals() -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Bands along the crop's two diagonals, where a stroke or an X runs."""
+    w, h = CROP
+    uu, vv = np.meshgrid((np.arange(w) + 0.5) / w, (np.arange(h) + 0.5) / h)
+    return np.abs(vv - uu) < 0.13, np.abs(vv - (1 - uu)) < 0.13
+
+
+def _inset(q: Quad, a: float) -> Quad:
+    """The quad shrunk (a > 0) or grown (a < 0) by ``a`` of its sides, bilinearly."""
+    def at(u: float, v: float) -> npt.NDArray[np.float32]:
+        top = q[0] + (q[1] - q[0]) * u
+        bottom = q[3] + (q[2] - q[3]) * u
+        out: npt.NDArray[np.float32] = top + (bottom - top) * v
+        return out
+    return np.array([at(a, a), at(1 - a, a), at(1 - a, 1 - a), at(a, 1 - a)], np.float32)
+
+
+def _ring(image: Image, q: Quad, template: Template) -> npt.NDArray[np.float32]:
+    """The median colour of the ring around (or on the outline of) a box: pixels whose
+    offset outside the box edge, in box sides, lies within ``template.ring``."""
+    a, b = template.ring
+    size = 24
+    big = _warp(image, _inset(q, -b), (size, size)).astype(np.float32)
+    s = -b + (np.arange(size) + 0.5) / size * (1 + 2 * b)
+    su, sv = np.meshgrid(s, s)
+    offset = np.maximum.reduce([-su, su - 1, -sv, sv - 1])
+    mask = (offset >= a) & (offset <= b)
+    out: npt.NDArray[np.float32] = np.median(big[mask], axis=0).astype(np.float32)
+    return out
+
+
+def box_features(image: Image, placed: Placed, template: Template) -> npt.NDArray[np.float64]:
+    """Per box: statistics of ink not explained by the box's empty colour and its print
+    (rows of ``WEIGHTS``' length)."""
+    corners, _ = _zones(template)
+    diagonals = [d.ravel() for d in _diagonals()]
+    crops = np.stack([_warp(image, _inset(q, INSET), CROP) for _, _, q in placed]
+                     ).astype(np.float32)
+    rows = [r for r, _, _ in placed]
+    lum = crops.mean(axis=3)
+    bright = np.array([c.reshape(-1, 3)[lm.ravel() >= np.percentile(lm, 85)].mean(axis=0)
+                       for c, lm in zip(crops, lum, strict=True)])
+    rings = np.array([_ring(image, q, template) for _, _, q in placed])
+    feats = np.zeros((len(placed), len(WEIGHTS)), np.float64)
+    for row in dict.fromkeys(rows):
+        idx = [k for k, r in enumerate(rows) if r == row]
+        bg = np.median(bright[idx], axis=0)
+        ink = np.median(rings[idx], axis=0)
+        seg = ink - bg
+        seg_len2 = float(seg @ seg) + 1e-6
+        for k in idx:
+            px = crops[k].reshape(-1, 3) - bg
+            t = np.clip(px @ seg / seg_len2, 0.0, 1.0)
+            d_seg = np.linalg.norm(px - t[:, None] * seg, axis=1)
+            d_bg = np.linalg.norm(px, axis=1)
+            dark = np.clip((bg.mean() - crops[k].reshape(-1, 3).mean(axis=1))
+                           / (bg.mean() + 1e-6), 0, 1)
+            c = corners.ravel()
+            inked = d_bg > 45
+            along = [float(np.mean(inked[d & c])) for d in diagonals]
+            along_all = [float(np.mean(inked[d])) for d in diagonals]
+            off = d_seg > 30
+            feats[k] = (
+                float(np.mean(d_seg > 40)),
+                float(np.mean(d_bg[c] > 45)),
+                float(np.percentile(d_seg, 90)) / 100.0,
+                float(np.mean(dark)),
+                float(np.mean(np.clip(d_bg[c] / 120.0, 0, 1))),
+                max(along),
+                max(along_all) * min(along_all),
+                float(np.mean(off[c])),
+            )
+    return feats
