@@ -78,6 +78,11 @@ def read_sheet(image: Image, quad: npt.ArrayLike | None, *, markers: Sequence[An
     placed = _printed_boxes(markers, quad)
     template = PRINTED
     certain = 1.0
+    if placed == []:  # one marker of our sheet only: its boxes cannot be placed
+        from companion.calibration import qwixx_sheet
+
+        return [{"row": b.row, "value": b.value, "crossed": False, "confidence": 0.0,
+                 "quad": None} for b in qwixx_sheet.boxes()]
     if placed is None:
         if quad is None:
             return []
@@ -179,25 +184,42 @@ def _map_rect(h: npt.NDArray[np.float64], rect: tuple[float, float, float, float
 
 
 def _printed_boxes(markers: Sequence[Any], quad: npt.ArrayLike | None) -> Placed | None:
-    """Our printed sheet's boxes from its markers 20–23 (the set nearest the quad when a
-    photo holds several sheets); None without all four."""
+    """Our printed sheet's boxes from its markers 20–23 (per id, the one nearest the quad
+    when a photo holds several sheets): a homography from every corner of the markers
+    found, at least two of them. None when no sheet marker is seen; boxes without quads
+    (read as unsure) when only one is."""
+    from companion.calibration import qwixx_sheet
     from companion.readers.common import marker_list
-    from companion.readers.qwixx import box_quads
 
     found = [m for m in marker_list(markers) if m.id in SHEET_IDS]
     if not found:
         return None
     centre = (np.asarray(quad, np.float32).reshape(4, 2).mean(axis=0) if quad is not None
               else None)
-    chosen = []
+    if centre is not None:  # a sheet's markers lie within about its diagonal of its centre
+        reach = 1.5 * float(np.linalg.norm(np.ptp(np.asarray(quad, np.float32).reshape(4, 2),
+                                                  axis=0)))
+        found = [m for m in found
+                 if np.linalg.norm(m.corners.mean(axis=0) - centre) < reach]
+        if not found:
+            return None
+    places = qwixx_sheet.marker_corners_mm()
+    side = qwixx_sheet.MARKER_MM
+    src, dst = [], []
     for mid in SHEET_IDS:
         same = [m for m in found if m.id == mid]
         if not same:
-            return None
+            continue
         if centre is not None:
             same.sort(key=lambda m: float(np.linalg.norm(m.corners.mean(axis=0) - centre)))
-        chosen.append(same[0])
-    return [(box.row, box.value, q) for box, q in box_quads(chosen)]
+        x, y = places[mid]
+        src.extend([[x, y], [x + side, y], [x + side, y + side], [x, y + side]])
+        dst.extend(np.asarray(same[0].corners, np.float64).reshape(4, 2).tolist())
+    if len(src) < 8:
+        return []
+    h, _ = cv2.findHomography(np.array(src, np.float64), np.array(dst, np.float64), 0)
+    return [(b.row, b.value, _map_rect(h, (b.x, b.y, b.x + b.w, b.y + b.h)))
+            for b in qwixx_sheet.boxes()]
 
 
 # ---------------------------------------------------------------------------- statistics

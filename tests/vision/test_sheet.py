@@ -51,6 +51,13 @@ def test_printed_sheet_is_read_through_its_markers() -> None:
         right, _, wrong = score(read, truth)
         assert wrong == 0
         assert right >= len(truth) - 1
+        # one corner marker out of view: the other three still place every box
+        three = [m for m in markers if m.id != 22]
+        right, _, wrong = score(read_sheet(image, quad, markers=three), truth)
+        assert wrong == 0 and right >= len(truth) - 1
+    # a single marker cannot place the boxes: all unsure, not the pad's layout
+    lone = [m for m in markers if m.id == 20]
+    assert all(b["confidence"] == 0.0 for b in read_sheet(image, quad, markers=lone))
 
 
 def test_a_sheet_without_row_colours_is_unsure_not_guessed() -> None:
