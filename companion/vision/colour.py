@@ -15,6 +15,12 @@ def white_balance(image: npt.NDArray[np.uint8]
                   ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.float32]]:
     """The image with per-channel gains (B, G, R) that make its bright near-neutral
     pixels grey on average; returns (balanced image, gains)."""
+    gains = white_gains(image)
+    return apply_gains(image, gains), gains
+
+
+def white_gains(image: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
+    """The per-channel gains (B, G, R) ``white_balance`` applies, without applying them."""
     small = image if image.shape[0] * image.shape[1] <= 400_000 else cv2.resize(
         image, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
     pixels = small.reshape(-1, 3).astype(np.float32)
@@ -24,12 +30,20 @@ def white_balance(image: npt.NDArray[np.uint8]
     if candidate.sum() < 50:
         candidate = value < 250
     if candidate.sum() < 50:
-        gains = np.ones(3, np.float32)
-        return image.copy(), gains
+        return np.ones(3, np.float32)
     bright = value[candidate] >= np.percentile(value[candidate], 80)
     chosen = pixels[candidate][bright]
     mean = chosen.mean(axis=0) + 1e-3
-    gains = (mean.mean() / mean).clip(1 / MAX_GAIN, MAX_GAIN).astype(np.float32)
-    balanced = image.astype(np.float32) * gains
-    out: npt.NDArray[np.uint8] = np.clip(balanced, 0, 255).astype(np.uint8)
-    return out, gains
+    gains: npt.NDArray[np.float32] = (mean.mean() / mean).clip(
+        1 / MAX_GAIN, MAX_GAIN).astype(np.float32)
+    return gains
+
+
+def apply_gains(image: npt.NDArray[np.uint8], gains: npt.ArrayLike) -> npt.NDArray[np.uint8]:
+    """``image`` times per-channel ``gains``, clipped to 0–255 and truncated, through a
+    256-entry table per channel (the same pixels as the float product, without a
+    full-frame float image)."""
+    levels = np.arange(256, dtype=np.float32)[:, None] * np.asarray(gains, np.float32)[None, :]
+    table = np.clip(levels, 0, 255).astype(np.uint8).reshape(256, 1, 3)
+    out: npt.NDArray[np.uint8] = np.asarray(cv2.LUT(np.ascontiguousarray(image), table), np.uint8)
+    return out

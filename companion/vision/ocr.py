@@ -8,6 +8,7 @@ the number's own colour (red, blue, orange, black...) does not matter to Tessera
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from functools import lru_cache
 
 import cv2
@@ -20,6 +21,14 @@ Image = npt.NDArray[np.uint8]
 PSMS: tuple[int, ...] = (7, 13, 8, 10)
 TEXT_HEIGHT_PX = 48  # glyph height Tesseract reads these bold digits best at (measured)
 THIN_PX = 5  # bold strokes are thinned by this much: Tesseract is trained on book type
+BATCH_PSM = 7
+"""The batch is one text line of numbers; psm 7 read the same numbers as the per-crop
+modes on 98 of 103 unsure rendered crops (measured), in one process instead of up to four
+per crop."""
+BATCH_GAP = 2 * TEXT_HEIGHT_PX
+"""White pixels between two crops in a batch: wide enough that Tesseract never joins
+two crops' digits into one word (at 60 px it did)."""
+WHITELIST = "-c tessedit_char_whitelist=0123456789"
 
 
 class OcrUnavailable(RuntimeError):
@@ -101,18 +110,84 @@ def read_number(crop: Image, *, max_value: int = 17,
         return None, 0.0
     best: tuple[int | None, float] = (None, 0.0)
     for psm in PSMS:
-        config = f"--psm {psm} --oem 1 -c tessedit_char_whitelist=0123456789"
+        config = f"--psm {psm} --oem 1 {WHITELIST}"
         data = pytesseract.image_to_data(prepared, config=config,
                                          output_type=pytesseract.Output.DICT)
         words = [(t.strip(), float(c)) for t, c in zip(data["text"], data["conf"], strict=True)
                  if t.strip() and float(c) >= 0]
-        if not words:
-            continue
-        text = "".join(t for t, _ in words)
-        conf = min(c for _, c in words) / 100.0
-        if text.isdigit() and 1 <= int(text) <= max_value and not text.startswith("0"):
-            if conf > best[1]:
-                best = (int(text), conf)
-            if conf >= 0.85:
+        number = _number(words, max_value)
+        if number[0] is not None:
+            if number[1] > best[1]:
+                best = number
+            if number[1] >= 0.85:
                 break
     return best
+
+
+def _number(words: Sequence[tuple[str, float]], max_value: int) -> tuple[int | None, float]:
+    """The words Tesseract read on one crop (text, confidence 0–100, left to right) as a
+    number in 1..max_value with the least sure word's confidence, else (None, 0.0)."""
+    if not words:
+        return None, 0.0
+    text = "".join(t for t, _ in words)
+    conf = min(c for _, c in words) / 100.0
+    if text.isdigit() and 1 <= int(text) <= max_value and not text.startswith("0"):
+        return int(text), conf
+    return None, 0.0
+
+
+def read_numbers(crops: Sequence[Image], *, max_values: Sequence[int],
+                 regions: Sequence[tuple[float, float, float, float] | None]
+                 ) -> list[tuple[int | None, float]]:
+    """``read_number`` for many crops with one Tesseract process: each crop is prepared
+    as for one, the prepared crops are laid side by side on one line with
+    ``BATCH_GAP`` white between them, and each word Tesseract reports goes back to the
+    crop under its centre. Starting Tesseract (~100 ms of CPU) dominates a single read,
+    so this costs about as much as one crop."""
+    if len(max_values) != len(crops) or len(regions) != len(crops):
+        raise ValueError("read_numbers needs one max_value and one region per crop")
+    results: list[tuple[int | None, float]] = [(None, 0.0)] * len(crops)
+    prepared = [_prepare(binarise(crop, region=region)) for crop, region in zip(
+        crops, regions, strict=True)]
+    todo = [i for i, p in enumerate(prepared) if p is not None]
+    if not todo:
+        return results
+    if not tesseract_available():
+        raise OcrUnavailable("the tesseract binary is not installed (apt-get install "
+                             "tesseract-ocr tesseract-ocr-eng)")
+    import pytesseract  # imported late: only needed when OCR runs
+
+    height = max(_shape(prepared[i])[0] for i in todo)
+    parts = [np.full((height, BATCH_GAP), 255, np.uint8)]
+    spans = []
+    x = BATCH_GAP
+    for i in todo:
+        p = prepared[i]
+        assert p is not None
+        column = np.full((height, p.shape[1]), 255, np.uint8)
+        top = (height - p.shape[0]) // 2
+        column[top:top + p.shape[0]] = p
+        parts += [column, np.full((height, BATCH_GAP), 255, np.uint8)]
+        spans.append((x - BATCH_GAP / 2, x + p.shape[1] + BATCH_GAP / 2))
+        x += p.shape[1] + BATCH_GAP
+    line = np.hstack(parts)
+    data = pytesseract.image_to_data(line, config=f"--psm {BATCH_PSM} --oem 1 {WHITELIST}",
+                                     output_type=pytesseract.Output.DICT)
+    words: dict[int, list[tuple[float, str, float]]] = {i: [] for i in todo}
+    for text, conf, left, width in zip(data["text"], data["conf"], data["left"],
+                                       data["width"], strict=True):
+        if not text.strip() or float(conf) < 0:
+            continue
+        centre = float(left) + float(width) / 2
+        for i, (x0, x1) in zip(todo, spans, strict=True):
+            if x0 <= centre < x1:
+                words[i].append((float(left), text.strip(), float(conf)))
+                break
+    for i in todo:
+        ordered = [(t, c) for _, t, c in sorted(words[i])]
+        results[i] = _number(ordered, max_values[i])
+    return results
+
+
+def _shape(image: Image | None) -> tuple[int, int]:
+    return (0, 0) if image is None else (int(image.shape[0]), int(image.shape[1]))

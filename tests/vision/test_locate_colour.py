@@ -36,3 +36,21 @@ def test_neutral_light_changes_little_and_gains_are_bounded() -> None:
     _, gains = white_balance(red)
     assert np.all(gains <= MAX_GAIN + 1e-6) and np.all(gains >= 1 / MAX_GAIN - 1e-6)
     assert balanced.dtype == np.uint8
+
+
+def test_gains_by_table_lookup_give_the_float_product_exactly() -> None:
+    # apply_gains (one lookup per channel) must give the very pixels the float product
+    # clipped and truncated gives, so the models see what they were trained on.
+    from companion.vision.colour import apply_gains, white_gains
+
+    rng = np.random.default_rng(7)
+    image = rng.integers(0, 256, (60, 80, 3), dtype=np.uint8)
+    for gains in ([1.2, 0.9, 1.55], [0.7, 1.0, 1.6], [1.0, 1.0, 1.0]):
+        g = np.array(gains, np.float32)
+        expected = np.clip(image.astype(np.float32) * g, 0, 255).astype(np.uint8)
+        assert np.array_equal(apply_gains(image, g), expected)
+    scene = _scene((0.8, 0.95, 1.1))
+    balanced, gains = white_balance(scene)
+    assert np.array_equal(white_gains(scene), gains)
+    assert np.array_equal(balanced, np.clip(scene.astype(np.float32) * gains, 0, 255
+                                            ).astype(np.uint8))

@@ -57,3 +57,29 @@ def test_binarise_turns_coloured_ink_black_on_white() -> None:
     assert binary.dtype == np.uint8 and set(np.unique(binary)) <= {0, 255}
     assert 0.03 < ink.mean() < 0.4  # the glyph, not the whole tile or nothing
     assert not ink[:, :3].any() and not ink[:3].any()  # borders stay white
+
+
+def test_one_batch_reads_each_crop_as_its_own() -> None:
+    # One Tesseract process for many crops: each number goes back to its own crop,
+    # a blank crop stays unread, and an out-of-range number is refused per crop.
+    from companion.vision.ocr import read_numbers
+
+    numbers = [3, 12, 8, 17, 5]
+    crops = [printed(n, INKS[ink]) for n, ink in zip(numbers, ["red", "blue", "black",
+                                                             "orange", "black"], strict=True)]
+    crops.insert(2, np.full((96, 72, 3), CREAM, np.uint8))
+    max_values = [17] * len(crops)
+    max_values[-1] = 4  # the 5 cannot be read on a piece whose numbers stop at 4
+    read = read_numbers(crops, max_values=max_values, regions=[None] * len(crops))
+    assert [n for n, _ in read] == [3, 12, None, 8, 17, None]
+    assert all(0.5 <= c <= 1.0 for n, c in read if n is not None)
+    assert read[2] == (None, 0.0)
+
+
+def test_batch_of_nothing_to_read_starts_no_tesseract() -> None:
+    from companion.vision.ocr import read_numbers
+
+    blank = np.full((96, 72, 3), CREAM, np.uint8)
+    assert read_numbers([blank, blank], max_values=[17, 17], regions=[None, None]) == [
+        (None, 0.0), (None, 0.0)]
+    assert read_numbers([], max_values=[], regions=[]) == []
