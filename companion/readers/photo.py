@@ -67,8 +67,9 @@ def read_photo(image: npt.NDArray[np.uint8], *, game: str, players: Sequence[str
     """Read ``game`` from a BGR photo and check the state it shows (an enrolled ``deck``
     maps the user's own artwork's colours to the look the readers know)."""
     balanced = apply_white_gains(image, profile.white_gains) if profile else image
-    pieces = read_image(balanced, game=game, use_classifier=use_classifier, deck=deck)
-    markers = tuple(detect_markers(image))
+    markers = tuple(detect_markers(image))  # once per photo: locate and readers share them
+    pieces = read_image(balanced, game=game, use_classifier=use_classifier, deck=deck,
+                        markers=markers)
     reading = read_state(game, pieces.detections, image_shape=image.shape, markers=markers,
                          profile=profile, players=players, caller=caller, extra=extra)
     check, error = None, None

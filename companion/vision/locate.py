@@ -18,6 +18,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from companion.calibration.markers import Marker
 from companion.games.base import InputError
 from companion.vision.detections import Detections, rectify
 
@@ -159,9 +160,12 @@ PROFILES: dict[str, Profile] = {
 board 150×300, tokens 16×16."""
 
 
-def locate(image: Image, *, game: str, profile: Profile | None = None) -> Detections:
+def locate(image: Image, *, game: str, profile: Profile | None = None,
+           markers: Sequence[Marker] | None = None) -> Detections:
     """Every piece of ``game`` found in the BGR ``image``, as quads in image pixels
-    (clockwise, first edge a short edge, ``oriented=False``)."""
+    (clockwise, first edge a short edge, ``oriented=False``). ``markers`` are the
+    photo's ArUco markers when the caller has found them already (image pixels; they
+    are erased from the piece mask), else they are found here."""
     if game not in GAMES:
         raise InputError("game", f"unknown game {game!r}; one of: {', '.join(GAMES)}")
     if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
@@ -172,7 +176,9 @@ def locate(image: Image, *, game: str, profile: Profile | None = None) -> Detect
     scale = min(1.0, WORK_SIDE / max(image.shape[:2]))
     work = image if scale == 1.0 else cv2.resize(
         image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-    found = _locate_lattice(work, profile)
+    work_markers = None if markers is None else [
+        Marker(m.id, np.asarray(m.corners, np.float32) * np.float32(scale)) for m in markers]
+    found = _locate_lattice(work, profile, work_markers)
     if not found:
         return Detections.empty()
     out = np.asarray([q for q, _ in found], np.float32) / scale
@@ -195,9 +201,10 @@ class Masks(NamedTuple):
     grooves: npt.NDArray[np.uint8]
 
 
-def piece_mask(image: Image) -> Masks:
+def piece_mask(image: Image, markers: Sequence[Marker] | None = None) -> Masks:
     """Masks of light piece pixels: much brighter than the table, clearly warmer (cream)
-    than a light neutral table, or smooth and lighter than a light table around them."""
+    than a light neutral table, or smooth and lighter than a light table around them
+    (``markers``: the image's ArUco markers, found here when not given)."""
     lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)
     light, a_ch, b_ch = (lab[..., i].astype(np.int16) for i in range(3))
     sample = lab[::4, ::4].reshape(-1, 3)
@@ -230,7 +237,7 @@ def piece_mask(image: Image) -> Masks:
     not_skin = a_ch - 128 < SKIN_RED  # a hand is redder than any cream tile
     raw = (((brighter | warmer | smooth | lifted | distinct) & not_skin).astype(np.uint8)) * 255
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    _erase_markers(image, raw)
+    _erase_markers(image, raw, markers)
     whole = _fill(cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8)))
     # thin dark lines (the grooves between touching pieces) cut the mask apart
     grooves = cv2.morphologyEx(lab[..., 0], cv2.MORPH_BLACKHAT, np.ones((GROOVE, GROOVE), np.uint8))
@@ -240,10 +247,10 @@ def piece_mask(image: Image) -> Masks:
     return Masks(raw, whole, _fill(cut), grooves)
 
 
-def contrast_mask(image: Image) -> Masks:
+def contrast_mask(image: Image, markers: Sequence[Marker] | None = None) -> Masks:
     """Masks of piece pixels for pieces of any colour (dark Nox cards, grey Rox cards):
     pixels unlike the table around them (Lab distance from a coarse median of the
-    image), with the table's ArUco markers removed."""
+    image), with the table's ArUco markers (found here when not given) removed."""
     lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)
     distance, table_light = _table_distance(lab)
     darker = lab[..., 0].astype(np.int16) - table_light < -SHADOW
@@ -252,7 +259,7 @@ def contrast_mask(image: Image) -> Masks:
     shadow = darker & hue_kept & (lab[..., 0].astype(np.int16) - table_light > -DEEP)
     raw = (((distance > CONTRAST) & ~shadow) * 255).astype(np.uint8)
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    _erase_markers(image, raw)
+    _erase_markers(image, raw, markers)
     whole = _fill(cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8)))
     grooves = cv2.morphologyEx(lab[..., 0], cv2.MORPH_BLACKHAT, np.ones((GROOVE, GROOVE), np.uint8))
     # cards carry strong printed lines, so only the table showing between them parts them
@@ -273,11 +280,13 @@ def _table_distance(lab: npt.NDArray[np.uint8]
     return distance, table[..., 0].astype(np.int16)
 
 
-def _erase_markers(image: Image, mask: npt.NDArray[np.uint8]) -> None:
-    """Clear the table's ArUco markers (and their white margin) from ``mask``."""
+def _erase_markers(image: Image, mask: npt.NDArray[np.uint8],
+                   markers: Sequence[Marker] | None = None) -> None:
+    """Clear the table's ArUco markers (and their white margin) from ``mask``; they are
+    found in ``image`` unless given."""
     from companion.calibration.markers import detect_markers
 
-    for marker in detect_markers(image):
+    for marker in detect_markers(image) if markers is None else markers:
         centre = marker.corners.mean(axis=0)
         grown = centre + (marker.corners - centre) * 1.7
         cv2.fillConvexPoly(mask, np.round(grown).astype(np.int32), 0)
@@ -317,12 +326,13 @@ class _Blob:
         return float(np.linalg.norm(c[1] - c[0]) + np.linalg.norm(c[2] - c[3])) / 2
 
 
-def _locate_lattice(image: Image, profile: Profile
+def _locate_lattice(image: Image, profile: Profile, markers: Sequence[Marker] | None = None
                     ) -> list[tuple[npt.NDArray[np.float32], str]]:
     """(quad, kind) of the pieces: a blob of the whole mask that is one clean piece of
     another kind (a sheet, a board, a token) is taken as it is; a neat blob is split as
     a lattice of the main piece; a ragged one is first cut along its grooves."""
-    masks = piece_mask(image) if profile.mask == "light" else contrast_mask(image)
+    masks = (piece_mask(image, markers) if profile.mask == "light"
+             else contrast_mask(image, markers))
     raw, whole, cut, grooves = masks
     min_area = profile.min_area * image.shape[0] * image.shape[1]
     groups: list[tuple[_Blob | None, list[_Blob]]] = []

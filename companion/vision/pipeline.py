@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ from companion.vision.locate import GAMES, locate
 
 if TYPE_CHECKING:
     from companion.calibration.deck import DeckProfile
+    from companion.calibration.markers import Marker
 
 UNSURE = 0.80
 """A piece read with less confidence than this is reported as unsure, with alternatives."""
@@ -57,14 +59,17 @@ class ReadResult:
 
 
 def read_image(image: npt.NDArray[np.uint8], *, game: str, use_classifier: bool = True,
-               ocr: str = "auto", deck: DeckProfile | None = None) -> ReadResult:
+               ocr: str = "auto", deck: DeckProfile | None = None,
+               markers: Sequence[Marker] | None = None) -> ReadResult:
     """Locate every piece of ``game`` in the BGR ``image`` and read it (with the colours
-    of an enrolled ``deck`` mapped to the models' look, when given)."""
+    of an enrolled ``deck`` mapped to the models' look, when given). ``markers``: the
+    photo's ArUco markers if the caller found them already (they are found once per
+    photo); else locate finds them on its own."""
     t0 = time.perf_counter()
-    found = locate(image, game=game)
+    found = locate(image, game=game, markers=markers)
     t1 = time.perf_counter()
     read = classify(image, found, game=game, use_classifier=use_classifier, ocr=ocr,
-                    deck=deck)
+                    deck=deck, markers=markers or ())
     t2 = time.perf_counter()
     timing = {"locate": (t1 - t0) * 1000, "classify": (t2 - t1) * 1000,
               "total": (t2 - t0) * 1000}

@@ -79,3 +79,22 @@ def test_blank_and_tiny_images_hold_no_pieces(game: str) -> None:
     assert len(locate(np.full((480, 640, 3), 255, np.uint8), game=game)) == 0
     tiny = np.random.default_rng(0).integers(0, 256, (5, 7, 3), dtype=np.uint8)
     assert len(locate(tiny, game=game)) == 0
+
+
+@pytest.mark.parametrize(("game", "seed"), [("nox", 50001), ("nummix", 50001)])
+def test_markers_found_by_the_caller_are_erased_like_its_own(game: str, seed: int) -> None:
+    # read_photo finds the markers once on the full photo and hands them down; the
+    # pieces found must match those found when locate looks for the markers itself.
+    from companion.calibration.markers import detect_markers
+
+    scene = render_scene(game, seed=seed)
+    markers = detect_markers(scene.image)
+    assert len(markers) >= 3  # the scene shows (most of) its table markers
+    own = locate(scene.image, game=game)
+    given = locate(scene.image, game=game, markers=markers)
+    assert len(own) > 5
+    matched, unmatched = match(list(own.quads), given, threshold=0.9)
+    assert matched >= len(own) - 1 and unmatched <= 1, (len(own), len(given), matched)
+    # without erasing them, a marker's white margin can pass for a piece
+    none = locate(scene.image, game=game, markers=[])
+    assert len(none) >= len(given)
