@@ -224,22 +224,47 @@ def bench_read(*, quick: bool) -> Section:
                      f"{statistics.median(loads):.0f}"])
     count = 3 if quick else 20
     for game in ("nummix", "nox", "qwixx", "rox", "catbox"):
-        totals, locates, classifies, pieces = [], [], [], []
+        totals, locates, classifies, cpus, pieces = [], [], [], [], []
+        asked = found = photos_asked = 0
         for i in range(count):
             scene = render_scene(game, seed=SCENE_SEED + i)
             read_image(scene.image, game=game)  # warm: models loaded, caches filled
+            c0 = time.process_time()
             result = read_image(scene.image, game=game)
+            cpus.append((time.process_time() - c0) * 1000)
             totals.append(result.timing_ms["total"])
             locates.append(result.timing_ms["locate"])
             classifies.append(result.timing_ms["classify"])
             pieces.append(len(result.detections))
+            second = result.detections.data.get("second_opinion", ())
+            asked += sum(bool(x) for x in second)
+            found += len(result.detections)
+            photos_asked += any(second)
         rows.append([f"read {game}", f"{statistics.median(pieces):.0f}",
                      f"{statistics.median(locates):.0f}", f"{statistics.median(classifies):.0f}",
-                     f"{statistics.median(totals):.0f}"])
+                     f"{statistics.median(totals):.0f}", f"{statistics.median(cpus):.0f}",
+                     f"{_pct(asked / found) if found else '–'} ({photos_asked}/{count} photos)"])
     return Section(
         "Vision: time to read a photo",
-        ["what", "pieces found (median)", "locate ms", "classify ms", "total ms (median)"],
+        ["what", "pieces found (median)", "locate ms", "classify ms", "total ms (median)",
+         "CPU ms (this process)", "Tesseract asked (pieces; photos)"],
         rows,
         [f"Rendered 1280×720 scenes (seeds {SCENE_SEED}…), each read twice and the second "
          "timed (models loaded); medians. Goal: whole read under 100 ms for 40 pieces.",
-         "Kinds without a trained model are located but not classified (classify ≈ 0 ms)."])
+         "Kinds without a trained model are located but not classified (classify ≈ 0 ms).",
+         "Tesseract is the second opinion on printed numbers the CNN is unsure of (under "
+         "0.80): all of a photo's unsure pieces go to one Tesseract process, whose start "
+         "(~100 ms CPU, more wall time on a loaded machine) is most of classify's time on "
+         "a photo that needs it. CPU ms counts this process only (not Tesseract's).",
+         f"Machine load (1/5/15 min) when measured: {_load()}; the machine is shared, so "
+         "wall times vary with it."])
+
+
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages, as ``uptime`` shows them."""
+    import os
+
+    try:
+        return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"

@@ -345,7 +345,8 @@ def classify(image: Image, detections: Detections, *, game: str,
              markers: Sequence[Any] = ()) -> Detections:
     """Label every piece in ``detections`` whose kind has a model; quads come back
     starting at the piece's upright top-left with ``oriented`` True, confidences, and
-    ``data["alternatives"]`` (top-3 (label, probability) pairs); Rox cards also get
+    ``data["alternatives"]`` (top-3 (label, probability) pairs), ``data["second_opinion"]``
+    (whether Tesseract was asked, the CNN being unsure); Rox cards also get
     ``data["edge"]`` = {element: count} of their 16 edge symbols, and a confidence no
     higher than the chance that all 16 were read right. Qwixx sheets get ``data["boxes"]``:
     every box crossed or not (``companion.vision.sheet.read_sheet``; ``markers`` are the
@@ -410,6 +411,8 @@ def classify(image: Image, detections: Detections, *, game: str,
             labels[u.row], confidences[u.row], alternatives[u.row] = _top(u.labels, probs)
     data = dict(detections.data)
     data["alternatives"] = tuple(alternatives)
+    asked = {u.row for u in unsure}
+    data["second_opinion"] = tuple(i in asked for i in range(n))  # Tesseract was asked
     rox_rows = [i for i in range(n) if detections.kinds[i] == "rox_card"]
     if use_classifier and rox_rows and available_model("rox_edge", models_dir):
         edges: list[Any] = list(data.get("edge", (None,) * n))
