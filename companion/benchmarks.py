@@ -33,6 +33,7 @@ SECTIONS: list[str] = [
     "companion.vision.bench:bench_read",
     "companion.vision.classify_bench:bench_classify_accuracy",
     "companion.vision.classify_bench:bench_classify_vs_tesseract",
+    "companion.vision.segment_bench:bench_locate_learned",
     "companion.readers.photo_bench:bench_photo_to_state",
     "companion.vision.sheet_bench:bench_sheets",
 ]
