@@ -218,7 +218,8 @@ def piece_mask(image: Image, markers: Sequence[Marker] | None = None) -> Masks:
     mean = cv2.blur(level, (7, 7))
     spread = np.sqrt(np.maximum(cv2.blur(level * level, (7, 7)) - mean * mean, 0))
     textured = l_bg > 130 and float(np.median(spread[::4, ::4])) > TEXTURED
-    smooth = (light - l_bg > 25) & (spread < 7) & (chroma < 40) & textured
+    smooth = ((light - l_bg > 25) & (spread < 7) & (chroma < 40) if textured
+              else np.zeros(light.shape, bool))
     lifted = np.zeros_like(smooth)
     if l_bg > 130:  # a light table lit unevenly: brighter than the table around it
         small = cv2.resize(lab[..., 0], None, fx=1 / 8, fy=1 / 8, interpolation=cv2.INTER_AREA)
@@ -228,12 +229,13 @@ def piece_mask(image: Image, markers: Sequence[Marker] | None = None) -> Masks:
         lifted = (light - local > LIFT) & (chroma < 40) & ((spread < 7) | coloured)
     # unlike the table around it in colour, lighter, and near neutral (cream on green)
     table_distance, table_light = _table_distance(lab)
-    light_cloth = l_bg > 130 and abs(a_bg - 128) + abs(b_bg - 128) > TINTED
-    whole_table = np.sqrt(LIGHTNESS_WEIGHT * (light - l_bg).astype(np.float32) ** 2
-                          + (a_ch - a_bg).astype(np.float32) ** 2
-                          + (b_ch - b_bg).astype(np.float32) ** 2)  # a crowded table
-    distinct = (((table_distance > CONTRAST) & (light - table_light > 8))
-                | ((whole_table > CONTRAST) & (light - l_bg > 8) & light_cloth)) & (chroma < 35)
+    distinct = (table_distance > CONTRAST) & (light - table_light > 8)
+    if l_bg > 130 and abs(a_bg - 128) + abs(b_bg - 128) > TINTED:  # a light cloth
+        whole_table = np.sqrt(LIGHTNESS_WEIGHT * (light - l_bg).astype(np.float32) ** 2
+                              + (a_ch - a_bg).astype(np.float32) ** 2
+                              + (b_ch - b_bg).astype(np.float32) ** 2)  # a crowded table
+        distinct |= (whole_table > CONTRAST) & (light - l_bg > 8)
+    distinct &= chroma < 35
     not_skin = a_ch - 128 < SKIN_RED  # a hand is redder than any cream tile
     raw = (((brighter | warmer | smooth | lifted | distinct) & not_skin).astype(np.uint8)) * 255
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
