@@ -54,3 +54,21 @@ def test_gains_by_table_lookup_give_the_float_product_exactly() -> None:
     assert np.array_equal(white_gains(scene), gains)
     assert np.array_equal(balanced, np.clip(scene.astype(np.float32) * gains, 0, 255
                                             ).astype(np.uint8))
+
+
+def test_gains_equal_the_plain_formula_on_a_busy_image() -> None:
+    # white_gains works channel by channel for speed; it must agree with the plain
+    # reading of its rule: the brightest 20 % of near-neutral pixels made grey.
+    from companion.vision.colour import white_gains
+
+    rng = np.random.default_rng(3)
+    image = rng.integers(0, 256, (90, 120, 3), dtype=np.uint8)
+    image[20:60, 30:90] = (200, 215, 235)  # a warm white card
+    pixels = image.reshape(-1, 3).astype(np.float32)
+    value, low = pixels.max(axis=1), pixels.min(axis=1)
+    candidate = (value - low < 0.35 * value + 1) & (value < 250)
+    bright = value[candidate] >= np.percentile(value[candidate], 80)
+    mean = pixels[candidate][bright].mean(axis=0) + 1e-3
+    expected = (mean.mean() / mean).clip(1 / MAX_GAIN, MAX_GAIN).astype(np.float32)
+    assert np.array_equal(white_gains(image), expected)
+    assert white_gains(image)[0] > 1.0 > white_gains(image)[2]  # the warm cast is seen
