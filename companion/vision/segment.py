@@ -53,6 +53,8 @@ KIND_OF_GROUP: dict[str, dict[str, str]] = {
 ROX_SCORING_ASPECT = 0.82
 """A Rox card blob narrower than this (short/long side) is a scoring card (44×68 mm)
 rather than an element card (68×68 mm)."""
+FG_THRESHOLD = 0.5
+"""A pixel belongs to a piece when the net gives the table less than this probability."""
 MIN_BLOB_PX = 4
 """A blob of fewer net pixels than this is noise."""
 
@@ -113,7 +115,7 @@ def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *
                         ) -> Detections:
     """One quad per connected interior blob of the class map ``prob`` (net size), scaled
     to an image of ``shape`` (height, width)."""
-    fg = (prob[0] < 0.5).astype(np.uint8)  # more likely some piece than the table
+    fg = (prob[0] < FG_THRESHOLD).astype(np.uint8)  # more likely some piece than the table
     count, comp, stats, _ = cv2.connectedComponentsWithStats(fg, connectivity=4)
     sy = shape[0] / prob.shape[1]
     sx = shape[1] / prob.shape[2]
