@@ -7,7 +7,8 @@ pieces are read twice, as found and turned 180°; the model knows both "upright"
 "upside down" for every label, so the two readings vote on label and orientation
 together (a 6 upside down is not a 9: the tile's logo and the card's underline tell).
 Unsure pieces keep a low confidence and their top-3 alternatives; Tesseract is asked
-for a second opinion on printed numbers when the CNN is unsure.
+for a second opinion on printed numbers when the CNN is unsure (all of a photo's unsure
+pieces in one Tesseract process: starting it costs more than reading a crop).
 """
 
 from __future__ import annotations
