@@ -41,6 +41,8 @@ GAP = 254
 both): background, weighted GAP_WEIGHT in the loss, because a blob bridging the gap
 merges two pieces into one wrong quad."""
 GAP_RADIUS = 4
+CLASS_WEIGHT = {"background": 1.0, "tile": 2.0, "card": 2.0, "large": 1.5, "token": 6.0}
+"""Loss weight per class: tokens are small and few, so their pixels count more."""
 GAP_WEIGHT = 8.0
 TRAIN_SEED_BASE = 1_000_000
 """Training scenes use seeds from TRAIN_SEED_BASE + 10_000·seed: far from the seeds the
@@ -263,7 +265,7 @@ def train(*, seed: int, out: Path = MODEL_PATH, scenes: int = 2500, steps: int =
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=max_lr, total_steps=steps,
                                                 pct_start=0.1)
-    weight = torch.tensor([1.0] + [2.0] * (len(CLASSES) - 1))
+    weight = torch.tensor([CLASS_WEIGHT[c] for c in CLASSES])
     loss_fn = nn.CrossEntropyLoss(weight=weight, ignore_index=IGNORE, reduction="none")
     model.train()
     t1 = time.perf_counter()

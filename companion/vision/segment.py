@@ -114,38 +114,41 @@ def locate_learned(image: npt.NDArray[np.uint8], *, game: str, path: Path = MODE
 def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *, game: str
                         ) -> Detections:
     """One quad per connected interior blob of the class map ``prob`` (net size), scaled
-    to an image of ``shape`` (height, width)."""
-    fg = (prob[0] < FG_THRESHOLD).astype(np.uint8)  # more likely some piece than the table
-    count, comp, stats, _ = cv2.connectedComponentsWithStats(fg, connectivity=4)
+    to an image of ``shape`` (height, width). Blobs are taken per kind of the game, so a
+    token lying on the board is its own blob, not a part of the board's."""
+    fg = prob[0] < FG_THRESHOLD  # more likely some piece than the table
+    group = prob[1:].argmax(axis=0)
+    kinds_map = KIND_OF_GROUP[game]
     sy = shape[0] / prob.shape[1]
     sx = shape[1] / prob.shape[2]
-    kinds_map = KIND_OF_GROUP[game]
     quads, kinds, confs = [], [], []
-    for n in range(1, count):
-        if stats[n, cv2.CC_STAT_AREA] < MIN_BLOB_PX:
-            continue
-        x0, y0 = stats[n, cv2.CC_STAT_LEFT], stats[n, cv2.CC_STAT_TOP]
-        bw, bh = stats[n, cv2.CC_STAT_WIDTH], stats[n, cv2.CC_STAT_HEIGHT]
-        sub = comp[y0:y0 + bh, x0:x0 + bw] == n
-        contours, _ = cv2.findContours(sub.astype(np.uint8), cv2.RETR_EXTERNAL,
-                                       cv2.CHAIN_APPROX_SIMPLE)
-        edge = np.concatenate(contours).reshape(-1, 2) + [x0, y0]
-        # the boundary pixels' square corners, so a one-pixel-wide blob has width 1
-        pts = np.concatenate([edge + d for d in ((0, 0), (1, 0), (0, 1), (1, 1))]
-                             ).astype(np.float32)
-        (cx, cy), (rw, rh), angle = cv2.minAreaRect(pts)
-        box = np.asarray(cv2.boxPoints(((cx, cy), (rw / INTERIOR, rh / INTERIOR), angle)),
-                         np.float32) * np.asarray([sx, sy], np.float32)
-        box[:, 0] = box[:, 0].clip(0, shape[1])
-        box[:, 1] = box[:, 1].clip(0, shape[0])
-        votes = prob[1:, y0:y0 + bh, x0:x0 + bw][:, sub]  # (groups, pixels)
-        group = CLASSES[1 + int(votes.sum(axis=1).argmax())]
-        kind = kinds_map[group]
-        if kind == "rox_card" and min(rw, rh) < ROX_SCORING_ASPECT * max(rw, rh):
-            kind = "rox_scoring"
-        quads.append(short_edge_first(box))
-        kinds.append(kind)
-        confs.append(float(votes.sum(axis=0).mean()))
+    for kind in sorted(set(kinds_map.values())):
+        members = [i for i, g in enumerate(CLASSES[1:]) if kinds_map[g] == kind]
+        mask = (fg & np.isin(group, members)).astype(np.uint8)
+        count, comp, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=4)
+        for n in range(1, count):
+            if stats[n, cv2.CC_STAT_AREA] < MIN_BLOB_PX:
+                continue
+            x0, y0 = stats[n, cv2.CC_STAT_LEFT], stats[n, cv2.CC_STAT_TOP]
+            bw, bh = stats[n, cv2.CC_STAT_WIDTH], stats[n, cv2.CC_STAT_HEIGHT]
+            sub = comp[y0:y0 + bh, x0:x0 + bw] == n
+            contours, _ = cv2.findContours(sub.astype(np.uint8), cv2.RETR_EXTERNAL,
+                                           cv2.CHAIN_APPROX_SIMPLE)
+            edge = np.concatenate(contours).reshape(-1, 2) + [x0, y0]
+            # the boundary pixels' square corners, so a one-pixel-wide blob has width 1
+            pts = np.concatenate([edge + d for d in ((0, 0), (1, 0), (0, 1), (1, 1))]
+                                 ).astype(np.float32)
+            (cx, cy), (rw, rh), angle = cv2.minAreaRect(pts)
+            box = np.asarray(cv2.boxPoints(((cx, cy), (rw / INTERIOR, rh / INTERIOR), angle)),
+                             np.float32) * np.asarray([sx, sy], np.float32)
+            box[:, 0] = box[:, 0].clip(0, shape[1])
+            box[:, 1] = box[:, 1].clip(0, shape[0])
+            found = kind
+            if kind == "rox_card" and min(rw, rh) < ROX_SCORING_ASPECT * max(rw, rh):
+                found = "rox_scoring"
+            quads.append(short_edge_first(box))
+            kinds.append(found)
+            confs.append(float(1.0 - prob[0, y0:y0 + bh, x0:x0 + bw][sub].mean()))
     if not quads:
         return Detections.empty()
     return Detections(np.asarray(quads, np.float32), tuple(kinds),
