@@ -26,6 +26,8 @@ def register(sub: Any) -> None:
     train.add_argument("--epochs", type=int, default=10)
     train.add_argument("--scenes", type=int, default=60, help="rendered scenes to crop")
     train.add_argument("--faces", type=int, default=5000, help="rendered single faces")
+    train.add_argument("--located", type=int, default=0,
+                       help="rendered scenes to crop through the locator's own quads")
     train.set_defaults(func=run_train)
 
 
@@ -36,7 +38,7 @@ def run_train(args: argparse.Namespace) -> int:
     for name in names:
         if name not in SPECS:
             raise InputError("model", f"unknown model {name!r}; one of: {', '.join(SPECS)}")
-    for field in ("epochs", "scenes", "faces"):
+    for field in ("epochs", "scenes", "faces", "located"):
         if getattr(args, field) < (1 if field == "epochs" else 0):
             raise InputError(field, f"--{field} must be positive")
     try:
@@ -46,6 +48,7 @@ def run_train(args: argparse.Namespace) -> int:
                          "pip install -e '.[train]'") from exc
     for name in names:
         summary = train_named(name, seed=args.seed, out=Path(args.out), epochs=args.epochs,
-                              scenes=args.scenes, faces=args.faces)
+                              scenes=args.scenes, faces=args.faces,
+                              located=args.located)
         print(json.dumps(summary))
     return 0

@@ -75,6 +75,11 @@ def write_card(summary: dict[str, Any], measured: dict[str, Any], models_dir: Pa
                      "the reader, through ground-truth quads with corners jittered by ±3 %.")
         lines.append(f"- {summary['faces']} single faces from `companion.synth.render_piece`, "
                      "every label in turn, on random table colours, through jittered quads.")
+        if summary.get("located"):
+            lines.append(f"- Crops from {summary['located']} more rendered scenes (normal/hard) "
+                         "through the quads `companion.vision.locate` returns, each labelled by "
+                         "the uncovered truth piece it overlaps at IoU ≥ 0.5: the imperfect "
+                         "quads the reader actually sees.")
     if spec.real_tiles:
         lines.append("- Real tile photos (numbers 1–13 in four colours, 3 jittered copies of "
                      "each tile whose top is known): " + PHOTO_CREDIT)
@@ -88,7 +93,9 @@ def write_card(summary: dict[str, Any], measured: dict[str, Any], models_dir: Pa
         "## How to retrain", "",
         "```", "pip install -e '.[train]'",
         f"companion train {spec.name} --seed {summary['seed']} --epochs {summary['epochs']} "
-        f"--scenes {summary['scenes']} --faces {summary['faces']} --out models/",
+        f"--scenes {summary['scenes']} --faces {summary['faces']}"
+        + (f" --located {summary['located']}" if summary.get("located") else "")
+        + " --out models/",
         "```", "",
         "The same seed gives the same crops; torch on the CPU is deterministic up to "
         "floating-point summation order across thread counts.", "",

@@ -114,6 +114,45 @@ def scene_crops(spec: ModelSpec, *, seed: int, scenes: int, rng: np.random.Gener
     return crops, labels
 
 
+def located_crops(spec: ModelSpec, *, seed: int, scenes: int, rng: np.random.Generator
+                  ) -> tuple[list[Image], list[str]]:
+    """Crops through the quads ``locate`` returns on rendered scenes (normal and hard, seeds
+    apart from ``scene_crops``'s), each labelled by the uncovered truth piece of the same kind
+    it overlaps at IoU >= 0.5: the reader sees these imperfect quads, not ground truth. The
+    quad starts at a short edge as ``classify`` does, then at the corner nearer the truth's
+    top-left of the two the reader tries (0° or 180°); quads a quarter turn off are skipped."""
+    from companion.synth import render_scene
+    from companion.vision.classify import portrait_first
+    from companion.vision.detections import quad_iou, rotate_quad
+    from companion.vision.locate import locate
+
+    crops, labels = [], []
+    for i in range(scenes):
+        difficulty = ("normal", "hard")[i % 2]
+        scene = render_scene(spec.game, seed=seed * 100_003 + 50_000 + i, difficulty=difficulty)
+        balanced, _ = white_balance(scene.image)
+        truth = [p for p in scene.pieces
+                 if p.kind == spec.kind and not p.covered and p.label in spec.labels]
+        found = locate(scene.image, game=spec.game)
+        for k in range(len(found.quads)):
+            if found.kinds[k] != spec.kind or not truth:
+                continue
+            quad = np.asarray(found.quads[k], np.float32).reshape(4, 2)
+            best = max(truth, key=lambda p: quad_iou(p.quad, quad))
+            if quad_iou(best.quad, quad) < 0.5:
+                continue
+            start = portrait_first(quad, spec.size)
+            target = np.asarray(best.quad, np.float32).reshape(4, 2)
+            turns = [rotate_quad(start, t) for t in range(4)]
+            off = [float(np.linalg.norm(q - target, axis=1).sum()) for q in turns]
+            if int(np.argmin(off)) % 2:
+                continue
+            upright = turns[int(np.argmin(off))]
+            crops.append(augment(rectify(balanced, upright, size=spec.size), rng))
+            labels.append(best.label)
+    return crops, labels
+
+
 def face_crops(spec: ModelSpec, *, count: int, rng: np.random.Generator
                ) -> tuple[list[Image], list[str]]:
     """Rendered faces of every label in turn, on a random table colour, seen through a
@@ -196,10 +235,12 @@ def rox_edge_crops(spec: ModelSpec, *, count: int, rng: np.random.Generator
     return crops, labels
 
 
-def build(spec: ModelSpec, *, seed: int, scenes: int, faces: int
+def build(spec: ModelSpec, *, seed: int, scenes: int, faces: int, located: int = 0
           ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
     """The training set: crops (N, h, w, 3) and class ids; for oriented models half the
-    crops are turned 180° and carry the "upside down" class (label index * 2 + 1)."""
+    crops are turned 180° and carry the "upside down" class (label index * 2 + 1).
+    ``located`` scenes add crops through the locator's quads (drawn last, so the other
+    sources stay the same for a seed)."""
     rng = np.random.default_rng(seed)
     if spec.kind == "rox_edge":
         crops, labels = rox_edge_crops(spec, count=max(1, faces // 16), rng=rng)
@@ -211,6 +252,10 @@ def build(spec: ModelSpec, *, seed: int, scenes: int, faces: int
     labels += more_labels
     if spec.real_tiles:
         more, more_labels = real_crops(spec, rng=rng)
+        crops += more
+        labels += more_labels
+    if located and spec.kind != "rox_edge":
+        more, more_labels = located_crops(spec, seed=seed, scenes=located, rng=rng)
         crops += more
         labels += more_labels
     index = {label: i for i, label in enumerate(spec.labels)}

@@ -48,12 +48,12 @@ def to_tensor(x: npt.NDArray[np.uint8]) -> torch.Tensor:
 
 
 def train(spec: ModelSpec, *, seed: int, out: Path, epochs: int = 10, scenes: int = 60,
-          faces: int = 5000, log: Any = print) -> dict[str, Any]:
+          faces: int = 5000, located: int = 0, log: Any = print) -> dict[str, Any]:
     """Build the data, train, export ``out/<name>.onnx`` and ``<name>.labels.json``;
     returns a summary (sizes, held-out accuracy on rendered crops, time)."""
     torch.manual_seed(seed)
     t0 = time.perf_counter()
-    x, y = build(spec, seed=seed, scenes=scenes, faces=faces)
+    x, y = build(spec, seed=seed, scenes=scenes, faces=faces, located=located)
     log(f"{spec.name}: {len(y)} crops built in {time.perf_counter() - t0:.0f}s")
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(y))
@@ -86,7 +86,8 @@ def train(spec: ModelSpec, *, seed: int, out: Path, epochs: int = 10, scenes: in
     export(model, spec, out)
     return {"model": spec.name, "crops": len(y), "held_out": n_val,
             "held_out_accuracy": accuracy, "seconds": time.perf_counter() - t0,
-            "seed": seed, "epochs": epochs, "scenes": scenes, "faces": faces}
+            "seed": seed, "epochs": epochs, "scenes": scenes, "faces": faces,
+            "located": located}
 
 
 def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, oriented: bool) -> float:
