@@ -12,6 +12,7 @@ import shutil
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
+from typing import Any
 
 import cv2
 import numpy as np
@@ -109,7 +110,6 @@ def read_number(crop: Image, *, max_value: int = 17,
     if not tesseract_available():
         raise OcrUnavailable("the tesseract binary is not installed (apt-get install "
                              "tesseract-ocr tesseract-ocr-eng)")
-    import pytesseract  # imported late: only needed when OCR runs
 
     prepared = _prepare(binarise(crop, region=region))
     if prepared is None:
@@ -117,9 +117,7 @@ def read_number(crop: Image, *, max_value: int = 17,
     best: tuple[int | None, float] = (None, 0.0)
     for psm in PSMS:
         config = f"--psm {psm} --oem 1 {WHITELIST}"
-        with _few_threads():
-            data = pytesseract.image_to_data(prepared, config=config,
-                                             output_type=pytesseract.Output.DICT)
+        data = _tesseract_words(prepared, config)
         words = [(t.strip(), float(c)) for t, c in zip(data["text"], data["conf"], strict=True)
                  if t.strip() and float(c) >= 0]
         number = _number(words, max_value)
@@ -129,6 +127,26 @@ def read_number(crop: Image, *, max_value: int = 17,
             if number[1] >= 0.85:
                 break
     return best
+
+
+TESSERACT_TIMEOUT_S = 10.0
+"""A second opinion that takes longer than this is given up."""
+_NO_WORDS: dict[str, list[Any]] = {"text": [], "conf": [], "left": [], "width": []}
+
+
+def _tesseract_words(image: Image, config: str) -> dict[str, list[Any]]:
+    """Tesseract's words on ``image`` (pytesseract's data dict). A Tesseract that crashes
+    or hangs on an odd image gives no words: the pieces stay unsure, the read goes on."""
+    import pytesseract  # imported late: only needed when OCR runs
+
+    try:
+        with _few_threads():
+            data: dict[str, list[Any]] = pytesseract.image_to_data(
+                image, config=config, output_type=pytesseract.Output.DICT,
+                timeout=TESSERACT_TIMEOUT_S)
+    except (pytesseract.TesseractError, RuntimeError):
+        return _NO_WORDS
+    return data
 
 
 def _number(words: Sequence[tuple[str, float]], max_value: int) -> tuple[int | None, float]:
@@ -162,7 +180,6 @@ def read_numbers(crops: Sequence[Image], *, max_values: Sequence[int],
     if not tesseract_available():
         raise OcrUnavailable("the tesseract binary is not installed (apt-get install "
                              "tesseract-ocr tesseract-ocr-eng)")
-    import pytesseract  # imported late: only needed when OCR runs
 
     height = max(_shape(prepared[i])[0] for i in todo)
     parts = [np.full((height, BATCH_GAP), 255, np.uint8)]
@@ -178,9 +195,7 @@ def read_numbers(crops: Sequence[Image], *, max_values: Sequence[int],
         spans.append((x - BATCH_GAP / 2, x + p.shape[1] + BATCH_GAP / 2))
         x += p.shape[1] + BATCH_GAP
     line = np.hstack(parts)
-    with _few_threads():
-        data = pytesseract.image_to_data(line, config=f"--psm {BATCH_PSM} --oem 1 {WHITELIST}",
-                                         output_type=pytesseract.Output.DICT)
+    data = _tesseract_words(line, f"--psm {BATCH_PSM} --oem 1 {WHITELIST}")
     words: dict[int, list[tuple[float, str, float]]] = {i: [] for i in todo}
     for text, conf, left, width in zip(data["text"], data["conf"], data["left"],
                                        data["width"], strict=True):

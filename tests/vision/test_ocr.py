@@ -83,3 +83,19 @@ def test_batch_of_nothing_to_read_starts_no_tesseract() -> None:
     assert read_numbers([blank, blank], max_values=[17, 17], regions=[None, None]) == [
         (None, 0.0), (None, 0.0)]
     assert read_numbers([], max_values=[], regions=[]) == []
+
+
+def test_a_crashing_tesseract_leaves_the_piece_unread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tesseract dies on some odd images (seen: exit -8); the read must go on."""
+    import pytesseract
+
+    from companion.vision import ocr
+
+    def crash(*_: object, **__: object) -> None:
+        raise pytesseract.TesseractError(-8, "")
+
+    monkeypatch.setattr(pytesseract, "image_to_data", crash)
+    crop = np.full((80, 60, 3), 235, np.uint8)
+    cv2.putText(crop, "7", (15, 60), cv2.FONT_HERSHEY_SIMPLEX, 2, (0, 0, 200), 5)
+    assert ocr.read_numbers([crop], max_values=[17], regions=[None]) == [(None, 0.0)]
+    assert ocr.read_number(crop) == (None, 0.0)
