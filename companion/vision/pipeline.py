@@ -13,18 +13,10 @@ import numpy.typing as npt
 from companion.vision.classify import classify
 from companion.vision.detections import Detections
 from companion.vision.locate import GAMES, locate
-from companion.vision.segment import locate_learned
 
 if TYPE_CHECKING:
     from companion.calibration.deck import DeckProfile
     from companion.calibration.markers import Marker
-
-LEARNED_LOCATOR_GAMES: frozenset[str] = frozenset({"rox"})
-"""Games whose pieces the learned locator (segment.py) finds better than the classical
-one on both counts, by the benchmark 'Vision: learned vs classical locator' (Rox at
-normal difficulty: 85 % found at 76 % precision vs 60 % at 51 %). Qwixx finds more
-cards but with lower precision and unmeasured sheets, so it keeps ``locate``, as do Nox,
-Cat in the Box and Nummix (the real tile photos: 98 % vs 74 %)."""
 
 UNSURE = 0.80
 """A piece read with less confidence than this is reported as unsure, with alternatives."""
@@ -74,10 +66,7 @@ def read_image(image: npt.NDArray[np.uint8], *, game: str, use_classifier: bool 
     photo's ArUco markers if the caller found them already (they are found once per
     photo); else locate finds them on its own."""
     t0 = time.perf_counter()
-    if game in LEARNED_LOCATOR_GAMES:
-        found = locate_learned(image, game=game)
-    else:
-        found = locate(image, game=game, markers=markers)
+    found = locate(image, game=game, markers=markers)
     t1 = time.perf_counter()
     read = classify(image, found, game=game, use_classifier=use_classifier, ocr=ocr,
                     deck=deck, markers=markers or ())
