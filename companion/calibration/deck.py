@@ -132,8 +132,9 @@ def piece_colours(crop: Image, kind: str) -> tuple[npt.NDArray[np.float64],
     (Rox: the most colourful centre pixels, the element's symbol)."""
     h, w = crop.shape[:2]
     px = crop.astype(np.float64)
-    strips = np.concatenate([px[int(0.3 * h):int(0.7 * h), int(0.03 * w):int(0.1 * w) + 1],
-                             px[int(0.3 * h):int(0.7 * h), int(0.9 * w):int(0.97 * w) + 1]],
+    # a few pixels in from the edge: a located quad may be that much off the piece
+    strips = np.concatenate([px[int(0.3 * h):int(0.7 * h), int(0.08 * w):int(0.15 * w) + 1],
+                             px[int(0.3 * h):int(0.7 * h), int(0.85 * w):int(0.92 * w) + 1]],
                             axis=1).reshape(-1, 3)
     background = np.median(strips, axis=0)
     centre = px[int(0.22 * h):int(0.78 * h), int(0.2 * w):int(0.8 * w)].reshape(-1, 3)
@@ -234,10 +235,10 @@ def _crop_size(kind: str) -> tuple[int, int]:
 
 def _laid_out(image: Image, game: str) -> tuple[Image, npt.NDArray[np.float32], int]:
     """(white-balanced image, the deck's quads in reading order, other pieces found)."""
-    from companion.vision.locate import locate
+    from companion.vision.segment import locate_learned
 
     kind = DECK_KIND[game]
-    found = locate(image, game=game)
+    found = locate_learned(image, game=game)  # the same locator that reads the deck later
     rows = [i for i in range(len(found)) if found.kinds[i] == kind]
     quads = found.quads[rows]
     balanced, _ = white_balance(image)

@@ -35,6 +35,9 @@ def register(sub: Any) -> None:
     read.add_argument("--deck", help="a deck profile from 'companion calibrate deck'")
     read.add_argument("--extra", help="JSON file with what a photo cannot show (Cat in the "
                       "Box: tricks, predictions, paradox)")
+    read.add_argument("--locator", choices=("learned", "classical"), default="learned",
+                      help="how pieces are found: the learned locator (default) or the "
+                      "classical OpenCV one")
     read.set_defaults(func=run_read)
 
 
@@ -58,7 +61,7 @@ def run_read(args: argparse.Namespace) -> int:
 
     result = read_photo(image, game=args.game, players=players, caller=args.caller,
                         profile=profile, extra=extra, use_classifier=not args.no_classifier,
-                        deck=deck)
+                        deck=deck, locator=args.locator)
     doc = result.to_json()
     if out_path is not None:
         from companion.vision.annotate import annotate

@@ -63,13 +63,14 @@ class PhotoReading:
 def read_photo(image: npt.NDArray[np.uint8], *, game: str, players: Sequence[str] | None = None,
                caller: str | None = None, profile: TableProfile | None = None,
                extra: Mapping[str, Any] | None = None, use_classifier: bool = True,
-               deck: DeckProfile | None = None) -> PhotoReading:
+               deck: DeckProfile | None = None, locator: str = "learned") -> PhotoReading:
     """Read ``game`` from a BGR photo and check the state it shows (an enrolled ``deck``
-    maps the user's own artwork's colours to the look the readers know)."""
+    maps the user's own artwork's colours to the look the readers know; ``locator`` is
+    one of vision.pipeline.LOCATORS)."""
     balanced = apply_white_gains(image, profile.white_gains) if profile else image
     markers = tuple(detect_markers(image))  # once per photo: locate and readers share them
     pieces = read_image(balanced, game=game, use_classifier=use_classifier, deck=deck,
-                        markers=markers)
+                        markers=markers, locator=locator)
     reading = read_state(game, pieces.detections, image_shape=image.shape, markers=markers,
                          profile=profile, players=players, caller=caller, extra=extra)
     check, error = None, None

@@ -6,8 +6,10 @@ split (never the held-out every-6th images), trains for a fixed budget and expor
 ONNX model with BatchNorm folded into the convolutions. The net predicts, per pixel of
 the image scaled so its long side is ``INPUT_SIDE``, one of ``CLASSES``: background or
 the *interior* of a piece of a kind group (each piece's quad shrunk toward its centre to
-``INTERIOR`` of its size, so touching pieces stay separate blobs). Deterministic for a
-seed on CPU with the same library versions.
+``INTERIOR`` of its size, so touching pieces stay separate blobs), and in one more
+channel whether the pixel lies on a piece at all (its whole quad: the outline the
+interiors' blobs are grown back to). Deterministic for a seed on CPU with the same
+library versions.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from companion.vision.segment import (
     GROUP_OF_KIND,
     INTERIOR,
     MODEL_PATH,
+    OUTPUTS,
     STRIDE,
     net_size,
 )
@@ -67,10 +70,10 @@ class TinyUNet(nn.Module):
     decoded FPN-style (1×1 projection, nearest upsampling, addition, 3×3 conv), and the
     head's 4·classes channels unfolded back to full resolution (depth-to-space), so
     small pieces keep a full-resolution outline for a fraction of the cost. Input: BGR
-    scaled to 0–1, (N, 3, H, W) with H, W multiples of 16; output: class logits
-    (N, classes, H, W)."""
+    scaled to 0–1, (N, 3, H, W) with H, W multiples of 16; output: logits
+    (N, classes, H, W): the CLASSES, then the whole-piece channel."""
 
-    def __init__(self, classes: int = len(CLASSES), width: tuple[int, ...] = (12, 24, 32, 48)
+    def __init__(self, classes: int = OUTPUTS, width: tuple[int, ...] = (12, 24, 32, 48)
                  ) -> None:
         super().__init__()
         c1, c2, c3, c4 = width
@@ -131,18 +134,25 @@ def export(model: nn.Module, path: Path) -> None:
 # ---------------------------------------------------------------- training data
 
 def target_mask(shape: tuple[int, int], pieces: Iterable[tuple[npt.NDArray[np.float32], int]],
-                ignore: Iterable[npt.NDArray[np.float32]] = ()) -> npt.NDArray[np.uint8]:
-    """Per-pixel class for the net's input size: each (quad in net pixels, class) drawn
-    as its interior in the given order (later ones on top), pixels where two interiors
-    touch set to background, ``ignore`` quads (not targets, but not clearly table
-    either) set to IGNORE where no interior is."""
+                ignore: Iterable[npt.NDArray[np.float32]] = (),
+                hidden: Iterable[npt.NDArray[np.float32]] = ()) -> npt.NDArray[np.uint8]:
+    """Targets at the net's input size, (h, w, 2). Channel 0, per-pixel class: each
+    (quad in net pixels, class) drawn as its interior in the given order (later ones on
+    top), pixels where two interiors touch set to background, ``ignore`` and ``hidden``
+    quads (not targets, but not clearly table either) set to IGNORE where no interior
+    is; GAP marks table between two interiors. Channel 1, whole piece: 1 on every target
+    piece's quad, 0 elsewhere, IGNORE on ``ignore`` quads outside target pieces; 0 on
+    ``hidden`` ones (cards under a stack's top), which are no part of the top card's
+    outline."""
     h, w = shape
     ids = np.zeros((h, w), np.int32)
+    whole = np.zeros((h, w), np.uint8)
     classes = [0]
     for n, (quad, cls) in enumerate(pieces, start=1):
         centre = quad.mean(axis=0)
         inner = centre + (quad - centre) * INTERIOR
         cv2.fillPoly(ids, [np.round(inner * 16).astype(np.int32)], n, cv2.LINE_8, shift=4)
+        cv2.fillPoly(whole, [np.round(quad * 16).astype(np.int32)], 1, cv2.LINE_8, shift=4)
         classes.append(cls)
     kernel = np.ones((2 * GAP_RADIUS + 1,) * 2, np.uint8)
     ids_f = ids.astype(np.float32)
@@ -155,12 +165,15 @@ def target_mask(shape: tuple[int, int], pieces: Iterable[tuple[npt.NDArray[np.fl
         np.where(ids > 0, ids_f, np.float32(1e9)), small) < ids_f))
     out[touch] = 0  # two interiors meet: keep them apart
     out[between & (out == 0)] = GAP
-    if ignore:
-        skip = np.zeros((h, w), np.uint8)
-        for quad in ignore:
-            cv2.fillPoly(skip, [np.round(quad * 16).astype(np.int32)], 1, cv2.LINE_8, shift=4)
-        out[(skip > 0) & (out == 0)] = IGNORE
-    return out
+    skip = np.zeros((h, w), np.uint8)  # 1: ignored quad, 2: card under a stack's top
+    for value, quads in ((1, ignore), (2, hidden)):
+        for quad in quads:
+            cv2.fillPoly(skip, [np.round(quad * 16).astype(np.int32)], value, cv2.LINE_8,
+                         shift=4)
+    out[(skip > 0) & (out == 0)] = IGNORE
+    whole_target = whole.copy()
+    whole_target[(skip == 1) & (whole == 0)] = IGNORE
+    return np.dstack([out, whole_target])
 
 
 def scene_sample(game: str, seed: int, difficulty: str
@@ -173,14 +186,16 @@ def scene_sample(game: str, seed: int, difficulty: str
     h, w = net_size(*scene.image.shape[:2])
     sy, sx = h / scene.image.shape[0], w / scene.image.shape[1]
     image = cv2.resize(scene.image, (w, h), interpolation=cv2.INTER_AREA)
-    pieces, ignore = [], []
+    pieces, ignore, hidden = [], [], []
     for p in scene.pieces:
         quad = np.asarray(p.quad, np.float32) * [sx, sy]
-        if p.covered or p.visible_fraction < 0.5 or p.top is False:
+        if p.top is False:
+            hidden.append(quad)
+        elif p.covered or p.visible_fraction < 0.5:
             ignore.append(quad)
         else:
             pieces.append((quad, CLASSES.index(GROUP_OF_KIND[p.kind])))
-    return image, target_mask((h, w), pieces, ignore)
+    return image, target_mask((h, w), pieces, ignore, hidden)
 
 
 def real_samples(folder: Path | None = None
@@ -223,12 +238,13 @@ def _augment(image: npt.NDArray[np.uint8], mask: npt.NDArray[np.uint8],
              rng: np.random.Generator) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.uint8]]:
     """A random CROP×CROP window (padded with ignore when the image is smaller), turned
     by a random quarter, mirrored, with random gains per channel and contrast."""
-    h, w = mask.shape
+    h, w = mask.shape[:2]
     ph, pw = max(0, CROP - h), max(0, CROP - w)
     if ph or pw:
         image = cv2.copyMakeBorder(image, 0, ph, 0, pw, cv2.BORDER_REFLECT)
-        mask = cv2.copyMakeBorder(mask, 0, ph, 0, pw, cv2.BORDER_CONSTANT, value=IGNORE)
-        h, w = mask.shape
+        mask = cv2.copyMakeBorder(mask, 0, ph, 0, pw, cv2.BORDER_CONSTANT,
+                                  value=(IGNORE, IGNORE))
+        h, w = mask.shape[:2]
     y = int(rng.integers(0, h - CROP + 1))
     x = int(rng.integers(0, w - CROP + 1))
     img = image[y:y + CROP, x:x + CROP]
@@ -243,6 +259,18 @@ def _augment(image: npt.NDArray[np.uint8], mask: npt.NDArray[np.uint8],
     mean = out.mean()
     out = ((out - mean) * contrast + mean) * gains + np.float32(rng.uniform(-0.1, 0.1))
     return np.clip(out, 0, 1).transpose(2, 0, 1), np.ascontiguousarray(msk)
+
+
+def _load(model: nn.Module, state: dict[str, torch.Tensor]) -> None:
+    """Weights from an earlier run into ``model``; a head with fewer outputs (a model
+    from before the whole-piece channel) fills the first outputs, the rest start fresh."""
+    own = model.state_dict()
+    for name, value in state.items():
+        if name in own and own[name].shape != value.shape:
+            merged = own[name].clone()
+            merged[:value.shape[0]] = value
+            state[name] = merged
+    model.load_state_dict(state)
 
 
 def train(*, seed: int, out: Path = MODEL_PATH, scenes: int = 2500, steps: int = 3000,
@@ -260,13 +288,14 @@ def train(*, seed: int, out: Path = MODEL_PATH, scenes: int = 2500, steps: int =
     rng = np.random.default_rng(seed)
     model = TinyUNet()
     if init is not None:
-        model.load_state_dict(torch.load(init))
+        _load(model, torch.load(init))
     params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=max_lr, total_steps=steps,
                                                 pct_start=0.1)
     weight = torch.tensor([CLASS_WEIGHT[c] for c in CLASSES])
     loss_fn = nn.CrossEntropyLoss(weight=weight, ignore_index=IGNORE, reduction="none")
+    whole_loss = nn.BCEWithLogitsLoss(reduction="none")
     model.train()
     t1 = time.perf_counter()
     running = 0.0
@@ -274,11 +303,17 @@ def train(*, seed: int, out: Path = MODEL_PATH, scenes: int = 2500, steps: int =
         picks = rng.integers(0, len(pool), batch)
         xs, ys = zip(*(_augment(*pool[int(i)], rng) for i in picks), strict=True)
         x = torch.from_numpy(np.stack(xs))
-        y = torch.from_numpy(np.stack(ys)).long()
+        targets = torch.from_numpy(np.stack(ys)).long()
+        y, whole = targets[..., 0].clone(), targets[..., 1]
         gap = y == GAP
         y[gap] = 0
         pixel_weight = torch.where(gap, GAP_WEIGHT, 1.0) * (y != IGNORE)
-        loss = (loss_fn(model(x), y) * pixel_weight).sum() / pixel_weight.sum().clamp(min=1)
+        logits = model(x)
+        loss = (loss_fn(logits[:, :len(CLASSES)], y) * pixel_weight).sum() \
+            / pixel_weight.sum().clamp(min=1)
+        known = (whole != IGNORE).float()
+        loss = loss + (whole_loss(logits[:, len(CLASSES)], (whole == 1).float()) * known
+                       ).sum() / known.sum().clamp(min=1)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -287,6 +322,8 @@ def train(*, seed: int, out: Path = MODEL_PATH, scenes: int = 2500, steps: int =
         if (step + 1) % 100 == 0:
             log(f"step {step + 1}/{steps} loss {running:.4f} "
                 f"({time.perf_counter() - t1:.0f}s)")
+        if (step + 1) % 1000 == 0:  # a long run cut short still leaves its weights
+            torch.save(model.state_dict(), out.with_suffix(".pt"))
     torch.save(model.state_dict(), out.with_suffix(".pt"))  # kept in case export fails
     export(model, out)
     summary = {"seed": seed, "scenes": len(data), "real_photos": len(reals),

@@ -390,11 +390,11 @@ def _locate_lattice(image: Image, profile: Profile, markers: Sequence[Marker] | 
     least = MIN_PRINT if profile.mask == "contrast" else MIN_PRINT_TILE
     quads = [(q, k) for q, k in quads if _has_print(image, q, least)]
     tokens = [(q, "token") for board, kind in others if kind == "catbox_board"
-              for q in _tokens_on(image, board)]
+              for q in tokens_on_board(image, board)]
     return quads + others + tokens
 
 
-def _tokens_on(image: Image, board: npt.NDArray[np.float32]) -> list[npt.NDArray[np.float32]]:
+def tokens_on_board(image: Image, board: npt.NDArray[np.float32]) -> list[npt.NDArray[np.float32]]:
     """Round tokens lying on the research board: circles of the token's size (16 mm on
     a 300 mm board) in the board's rectified view, as square quads in the image."""
     corners = np.asarray(board, np.float32)

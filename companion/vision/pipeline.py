@@ -10,13 +10,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from companion.games.base import InputError
 from companion.vision.classify import classify
 from companion.vision.detections import Detections
 from companion.vision.locate import GAMES, locate
+from companion.vision.segment import locate_learned
 
 if TYPE_CHECKING:
     from companion.calibration.deck import DeckProfile
     from companion.calibration.markers import Marker
+
+LOCATORS: tuple[str, ...] = ("learned", "classical")
+"""Ways to find the pieces: the learned locator (segment.py, the default: it finds more
+pieces in every game's rendered scenes and in the real tile photos, see
+docs/BENCHMARKS.md) or the classical OpenCV one (locate.py)."""
 
 UNSURE = 0.80
 """A piece read with less confidence than this is reported as unsure, with alternatives."""
@@ -60,13 +67,20 @@ class ReadResult:
 
 def read_image(image: npt.NDArray[np.uint8], *, game: str, use_classifier: bool = True,
                ocr: str = "auto", deck: DeckProfile | None = None,
-               markers: Sequence[Marker] | None = None) -> ReadResult:
-    """Locate every piece of ``game`` in the BGR ``image`` and read it (with the colours
-    of an enrolled ``deck`` mapped to the models' look, when given). ``markers``: the
-    photo's ArUco markers if the caller found them already (they are found once per
-    photo); else locate finds them on its own."""
+               markers: Sequence[Marker] | None = None, locator: str = "learned"
+               ) -> ReadResult:
+    """Locate every piece of ``game`` in the BGR ``image`` with ``locator`` (one of
+    LOCATORS) and read it (with the colours of an enrolled ``deck`` mapped to the models'
+    look, when given). ``markers``: the photo's ArUco markers if the caller found them
+    already (they are found once per photo)."""
+    if locator not in LOCATORS:
+        raise InputError("locator", f"unknown locator {locator!r}; one of: "
+                         f"{', '.join(LOCATORS)}")
     t0 = time.perf_counter()
-    found = locate(image, game=game, markers=markers)
+    if locator == "learned":
+        found = locate_learned(image, game=game, markers=markers)
+    else:
+        found = locate(image, game=game, markers=markers)
     t1 = time.perf_counter()
     read = classify(image, found, game=game, use_classifier=use_classifier, ocr=ocr,
                     deck=deck, markers=markers or ())
@@ -76,4 +90,4 @@ def read_image(image: npt.NDArray[np.uint8], *, game: str, use_classifier: bool 
     return ReadResult(read, int(image.shape[1]), int(image.shape[0]), game, timing)
 
 
-__all__ = ["GAMES", "UNSURE", "ReadResult", "read_image"]
+__all__ = ["GAMES", "LOCATORS", "UNSURE", "ReadResult", "read_image"]

@@ -1,17 +1,21 @@
-"""A learned alternative to ``locate``: a tiny U-Net (models/locator.onnx, onnxruntime
-only) marks each piece's interior, and each blob becomes one quad.
+"""The learned locator, the default way to find pieces: a tiny U-Net
+(models/locator.onnx, onnxruntime only) marks each piece's interior and outline, and each
+interior blob becomes one quad.
 
-The net sees the photo scaled so its long side is ``INPUT_SIDE`` and labels every pixel
-background or the interior of a piece of one kind group (``CLASSES``). An interior is
-the piece's quad shrunk toward its centre to ``INTERIOR`` of its size, so touching tiles
-and cards are separate blobs; each blob's minimum-area rectangle, grown back by
-1/``INTERIOR``, is the piece. Trained by ``python -m companion.train.segment --seed S``
-(see models/locator.md). Quads come out as from ``locate``: clockwise, first edge a
-short edge, ``oriented=False``.
+The net sees the photo scaled so its long side is ``INPUT_SIDE`` and gives every pixel a
+class, background or the interior of a piece of one kind group (``CLASSES``), and the
+probability that it lies on a piece at all. An interior is the piece's quad shrunk
+toward its centre to ``INTERIOR`` of its size, so touching tiles and cards are separate
+blobs; a blob's piece is the on-a-piece pixels nearer to it than to any other blob, and
+their minimum-area rectangle (less a measured overreach) is the quad. Cat in the Box
+tokens, a few net pixels across, are found on the board in the photo itself. Trained by
+``python -m companion.train.segment --seed S`` (see models/locator.md). Quads come out
+as from ``locate``: clockwise, first edge a short edge, ``oriented=False``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -20,9 +24,10 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from companion.calibration.markers import Marker
 from companion.games.base import InputError
 from companion.vision.detections import Detections
-from companion.vision.locate import GAMES, MIN_SIDE, short_edge_first
+from companion.vision.locate import GAMES, MIN_SIDE, short_edge_first, tokens_on_board
 
 MODEL_PATH = Path(__file__).resolve().parents[2] / "models" / "locator.onnx"
 INPUT_SIDE = 448
@@ -35,6 +40,9 @@ INTERIOR = 0.6
 CLASSES: tuple[str, ...] = ("background", "tile", "card", "large", "token")
 """What the net tells apart per pixel: table, and the interiors of number tiles, cards
 (Nox, Qwixx, Rox, Cat in the Box, Rox scoring), large sheets and boards, and tokens."""
+OUTPUTS = len(CLASSES) + 1
+"""The net's output channels: the CLASSES' logits, then one logit for "on a piece at
+all" (the piece's whole quad), from which each interior blob's outline is measured."""
 GROUP_OF_KIND: dict[str, str] = {
     "nummix_tile": "tile", "nox_card": "card", "qwixx_card": "card", "rox_card": "card",
     "rox_scoring": "card", "catbox_card": "card", "qwixx_sheet": "large",
@@ -55,6 +63,16 @@ ROX_SCORING_ASPECT = 0.82
 rather than an element card (68×68 mm)."""
 FG_THRESHOLD = 0.5
 """A pixel belongs to a piece when the net gives the table less than this probability."""
+WHOLE_THRESHOLD = 0.5
+"""A pixel is on a piece when the whole-piece channel says so more likely than not."""
+OUTLINE_UPSAMPLE = 4
+"""The whole-piece probabilities are upsampled this much to find a piece's outline."""
+OUTLINE_SHRINK: dict[str, float] = {"nummix_tile": 1.0}
+"""Net pixels taken off each side of a measured outline, per kind (default
+OUTLINE_SHRINK_CARD): the whole-piece pixels, taken as squares, overreach the piece's
+edge by about this much, by the median on rendered scenes (cards 1.5; tiles 1.0, whose
+thick sides the net learned to leave out)."""
+OUTLINE_SHRINK_CARD = 1.4
 MIN_BLOB_PX = 4
 """A blob of fewer net pixels than this is noise."""
 
@@ -82,7 +100,8 @@ def load_locator(path: Path = MODEL_PATH) -> Any:
 
 def predict(image: npt.NDArray[np.uint8], *, path: Path = MODEL_PATH
             ) -> npt.NDArray[np.float32]:
-    """Per-pixel class probabilities (len(CLASSES), h, w) at ``net_size`` of the image."""
+    """Per-pixel outputs (OUTPUTS, h, w) at ``net_size`` of the image: the CLASSES'
+    probabilities, then the probability of lying on a piece at all."""
     h, w = net_size(*image.shape[:2])
     small = cv2.resize(image, (w, h), interpolation=cv2.INTER_AREA)
     ph, pw = -h % STRIDE, -w % STRIDE
@@ -90,17 +109,20 @@ def predict(image: npt.NDArray[np.uint8], *, path: Path = MODEL_PATH
         small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
     x = (small.astype(np.float32) * np.float32(1 / 255.0)).transpose(2, 0, 1)[None]
     logits = load_locator(path).run(None, {"image": np.ascontiguousarray(x)})[0][0, :, :h, :w]
-    logits = logits - logits.max(axis=0, keepdims=True)
-    prob = np.exp(logits)
-    out: npt.NDArray[np.float32] = prob / prob.sum(axis=0, keepdims=True)
+    classes = logits[:len(CLASSES)]
+    classes = np.exp(classes - classes.max(axis=0, keepdims=True))
+    classes /= classes.sum(axis=0, keepdims=True)
+    whole = 1 / (1 + np.exp(-logits[len(CLASSES):]))
+    out: npt.NDArray[np.float32] = np.concatenate([classes, whole]).astype(np.float32)
     return out
 
 
-def locate_learned(image: npt.NDArray[np.uint8], *, game: str, path: Path = MODEL_PATH
-                   ) -> Detections:
+def locate_learned(image: npt.NDArray[np.uint8], *, game: str, path: Path = MODEL_PATH,
+                   markers: Sequence[Marker] | None = None) -> Detections:
     """Every piece of ``game`` in the BGR ``image`` as quads in image pixels, found by the
     learned locator (same conventions as ``locate``); confidence is the blob's mean
-    interior probability."""
+    interior probability. ``markers``: the photo's ArUco markers (image pixels), whose
+    white squares are not pieces."""
     if game not in GAMES:
         raise InputError("game", f"unknown game {game!r}; one of: {', '.join(GAMES)}")
     if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
@@ -108,16 +130,77 @@ def locate_learned(image: npt.NDArray[np.uint8], *, game: str, path: Path = MODE
     if min(image.shape[:2]) < MIN_SIDE:
         return Detections.empty()
     prob = predict(image, path=path)
-    return blobs_to_detections(prob, image.shape[:2], game=game)
+    found = blobs_to_detections(prob, image.shape[:2], game=game)
+    if game == "catbox":  # tokens are a few net pixels: found on the board in the photo
+        boards = [found.quads[i] for i, k in enumerate(found.kinds) if k == "catbox_board"]
+        tokens = [q for board in boards for q in tokens_on_board(image, board)]
+        keep = [i for i, k in enumerate(found.kinds) if k != "token"]
+        found = Detections.concat([found.select(keep), Detections(
+            np.asarray(tokens, np.float32).reshape(-1, 4, 2), ("token",) * len(tokens),
+            confidences=np.ones(len(tokens), np.float32))])
+    if markers and len(found):
+        found = found.select([i for i in found if not _on_marker(found.quads[i], markers)])
+    return found
+
+
+def _on_marker(quad: npt.NDArray[np.float32], markers: Sequence[Marker]) -> bool:
+    """Whether the quad's centre lies on one of the markers (grown by a quarter: the
+    white margin printed around it)."""
+    centre = quad.mean(axis=0)
+    for marker in markers:
+        corners = np.asarray(marker.corners, np.float32).reshape(4, 2)
+        grown = corners.mean(axis=0) + (corners - corners.mean(axis=0)) * 1.25
+        if cv2.pointPolygonTest(grown, (float(centre[0]), float(centre[1])), False) >= 0:
+            return True
+    return False
+
+
+def _pixel_rect(ys: npt.NDArray[np.intp], xs: npt.NDArray[np.intp]
+                ) -> tuple[tuple[float, float], tuple[float, float], float]:
+    """cv2.minAreaRect of pixels taken as unit squares (so one pixel is 1 wide)."""
+    pts = np.column_stack([xs, ys]).astype(np.float32)
+    pts = np.concatenate([pts + d for d in np.float32([(0, 0), (1, 0), (0, 1), (1, 1)])])
+    hull = cv2.convexHull(pts)
+    rect: tuple[tuple[float, float], tuple[float, float], float] = cv2.minAreaRect(hull)
+    return rect
+
+
+def _outline(whole: npt.NDArray[np.float32], owner: npt.NDArray[np.int32], n: int,
+             box: tuple[int, int, int, int]) -> tuple[tuple[float, float],
+                                                      tuple[float, float], float] | None:
+    """The minimum-area rectangle (net pixels) of the whole-piece pixels that blob ``n``
+    owns, looked for within its box (x, y, w, h) grown by its size on every side. The
+    probabilities are upsampled OUTLINE_UPSAMPLE× first, so the outline falls between
+    net pixels where the probability crosses WHOLE_THRESHOLD."""
+    x0, y0, bw, bh = box
+    gx0, gy0 = max(0, x0 - bw), max(0, y0 - bh)
+    gx1, gy1 = x0 + 2 * bw + 1, y0 + 2 * bh + 1
+    up = OUTLINE_UPSAMPLE
+    prob = cv2.resize(whole[gy0:gy1, gx0:gx1], None, fx=up, fy=up,
+                      interpolation=cv2.INTER_LINEAR)
+    mine = cv2.resize((owner[gy0:gy1, gx0:gx1] == n).astype(np.uint8), None, fx=up, fy=up,
+                      interpolation=cv2.INTER_NEAREST)
+    mask = ((prob > WHOLE_THRESHOLD) & (mine > 0)).astype(np.uint8)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    if not contours:
+        return None
+    edge = max(contours, key=cv2.contourArea).reshape(-1, 2).astype(np.float32)
+    pts = np.concatenate([edge + d for d in np.float32([(0, 0), (1, 0), (0, 1), (1, 1)])])
+    (cx, cy), (rw, rh), angle = cv2.minAreaRect(pts)
+    return (cx / up + gx0, cy / up + gy0), (rw / up, rh / up), angle
 
 
 def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *, game: str
                         ) -> Detections:
-    """One quad per connected interior blob of the class map ``prob`` (net size), scaled
-    to an image of ``shape`` (height, width). Blobs are taken per kind of the game, so a
-    token lying on the board is its own blob, not a part of the board's."""
+    """One quad per connected interior blob of the net's outputs ``prob`` (net size),
+    scaled to an image of ``shape`` (height, width). Blobs are taken per kind of the
+    game, so a token lying on the board is its own blob, not a part of the board's. A
+    blob's piece is the whole-piece pixels nearer to it than to any other blob of its
+    kind (touching pieces share their border half and half); when the net gives the
+    blob no such outline, its interior's rectangle grown by 1/INTERIOR."""
     fg = prob[0] < FG_THRESHOLD  # more likely some piece than the table
-    group = prob[1:].argmax(axis=0)
+    group = prob[1:len(CLASSES)].argmax(axis=0)
+    whole = prob[len(CLASSES)]
     kinds_map = KIND_OF_GROUP[game]
     sy = shape[0] / prob.shape[1]
     sx = shape[1] / prob.shape[2]
@@ -126,21 +209,30 @@ def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *
         members = [i for i, g in enumerate(CLASSES[1:]) if kinds_map[g] == kind]
         mask = (fg & np.isin(group, members)).astype(np.uint8)
         count, comp, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=4)
+        if count < 2:
+            continue
+        # every pixel's nearest blob (the labels number the blobs' pixels in raster order)
+        _, nearest = cv2.distanceTransformWithLabels(
+            (mask == 0).astype(np.uint8), cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL)
+        owner = np.concatenate([[0], comp[mask > 0]])[nearest]
         for n in range(1, count):
             if stats[n, cv2.CC_STAT_AREA] < MIN_BLOB_PX:
                 continue
             x0, y0 = stats[n, cv2.CC_STAT_LEFT], stats[n, cv2.CC_STAT_TOP]
             bw, bh = stats[n, cv2.CC_STAT_WIDTH], stats[n, cv2.CC_STAT_HEIGHT]
             sub = comp[y0:y0 + bh, x0:x0 + bw] == n
-            contours, _ = cv2.findContours(sub.astype(np.uint8), cv2.RETR_EXTERNAL,
-                                           cv2.CHAIN_APPROX_SIMPLE)
-            edge = np.concatenate(contours).reshape(-1, 2) + [x0, y0]
-            # the boundary pixels' square corners, so a one-pixel-wide blob has width 1
-            pts = np.concatenate([edge + d for d in ((0, 0), (1, 0), (0, 1), (1, 1))]
-                                 ).astype(np.float32)
-            (cx, cy), (rw, rh), angle = cv2.minAreaRect(pts)
-            box = np.asarray(cv2.boxPoints(((cx, cy), (rw / INTERIOR, rh / INTERIOR), angle)),
-                             np.float32) * np.asarray([sx, sy], np.float32)
+            ys, xs = np.nonzero(sub)
+            (cx, cy), (rw, rh), angle = _pixel_rect(ys + y0, xs + x0)
+            rect = ((cx, cy), (rw / INTERIOR, rh / INTERIOR), angle)
+            outline = _outline(whole, owner, n, (x0, y0, bw, bh))
+            grown_area = rect[1][0] * rect[1][1]
+            if outline is not None and (
+                    0.5 * grown_area < outline[1][0] * outline[1][1] < 1.6 * grown_area):
+                (ox, oy), (ow, oh), oa = outline
+                shrink = OUTLINE_SHRINK.get(kind, OUTLINE_SHRINK_CARD)
+                rect = ((ox, oy), (max(1.0, ow - 2 * shrink), max(1.0, oh - 2 * shrink)), oa)
+            (cx, cy), (rw, rh), angle = rect
+            box = np.asarray(cv2.boxPoints(rect), np.float32) * np.asarray([sx, sy], np.float32)
             box[:, 0] = box[:, 0].clip(0, shape[1])
             box[:, 1] = box[:, 1].clip(0, shape[0])
             found = kind

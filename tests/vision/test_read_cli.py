@@ -97,3 +97,26 @@ def test_missing_file_and_unknown_game(capsys: pytest.CaptureFixture[str],
     assert code == 2 and "no such file" in err
     code, _, err = _run(capsys, "read", "chess", str(PHOTO))
     assert code == 2 and "unknown game" in err
+
+
+def test_both_locators_find_the_labelled_tiles(capsys: pytest.CaptureFixture[str]) -> None:
+    """--locator picks how pieces are found; either way most labelled tiles of the photo
+    come back as quads on them (IoU >= 0.5)."""
+    from companion.vision.bench import match, read_yolo_quads
+    from companion.vision.detections import Detections
+
+    truth = read_yolo_quads(REAL.parent / "labels" / f"{PHOTO.stem}.txt", 1000, 750)
+    for locator in ("learned", "classical"):
+        code, out, err = _run(capsys, "read", "nummix", str(PHOTO), "--json",
+                              "--locator", locator)
+        assert code == 0, err
+        quads = np.array([p["quad"] for p in json.loads(out)["pieces"]], np.float32)
+        matched, _ = match(truth, Detections(quads, ("nummix_tile",) * len(quads)))
+        assert matched >= 0.9 * len(truth), (locator, matched, len(truth))
+
+
+def test_an_unknown_locator_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:  # argparse's own usage error
+        main(["read", "nummix", str(PHOTO), "--locator", "magic"])
+    assert exit_info.value.code == 2
+    assert "--locator" in capsys.readouterr().err

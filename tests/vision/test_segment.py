@@ -15,6 +15,8 @@ from companion.vision.segment import (
     INTERIOR,
     KIND_OF_GROUP,
     MODEL_PATH,
+    OUTLINE_SHRINK,
+    OUTPUTS,
     STRIDE,
     blobs_to_detections,
     load_locator,
@@ -40,12 +42,12 @@ def test_model_is_small_and_its_output_matches_its_input() -> None:
     h += -h % STRIDE
     x = np.random.default_rng(0).random((1, 3, h, w), dtype=np.float32)
     (out,) = session.run(None, {"image": x})
-    assert out.shape == (1, len(CLASSES), h, w)
+    assert out.shape == (1, OUTPUTS, h, w)
     assert np.isfinite(out).all()
 
 
-def test_each_blob_becomes_one_quad_grown_back_by_the_interior_factor() -> None:
-    prob = np.zeros((len(CLASSES), 100, 200), np.float32)
+def test_each_blob_without_an_outline_is_grown_back_by_the_interior_factor() -> None:
+    prob = np.zeros((OUTPUTS, 100, 200), np.float32)  # the whole-piece channel says nothing
     prob[0] = 1.0
     tile, token = CLASSES.index("tile"), CLASSES.index("token")
     prob[:, 20:48, 30:50] = 0.0  # a 20×28 tile interior
@@ -65,6 +67,28 @@ def test_each_blob_becomes_one_quad_grown_back_by_the_interior_factor() -> None:
                          [centre[0] - w / 2, centre[1] + h / 2]], np.float32)
     assert quad_iou(first, expected) > 0.95
     assert np.allclose(found.confidences, 1.0)
+
+
+def _rect(x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32)
+
+
+def test_touching_pieces_share_their_outline_half_and_half() -> None:
+    """Two tiles whose whole-piece pixels run into each other: each blob owns the pixels
+    nearer to it, and its quad is that outline less the calibrated shrink."""
+    prob = np.zeros((OUTPUTS, 100, 200), np.float32)
+    prob[0] = 1.0
+    tile = CLASSES.index("tile")
+    for x0 in (30, 50):  # interiors 12×20, centres 20 net pixels apart
+        prob[:, 24:44, x0:x0 + 12] = 0.0
+        prob[tile, 24:44, x0:x0 + 12] = 1.0
+    prob[len(CLASSES), 17:51, 26:66] = 1.0  # both tiles' whole outlines, touching at x=46
+    found = blobs_to_detections(prob, (200, 400), game="nummix")  # image twice the size
+    assert len(found) == 2 and found.kinds == ("nummix_tile",) * 2
+    left, right = sorted(found.quads, key=lambda q: float(q[:, 0].min()))
+    k = OUTLINE_SHRINK["nummix_tile"]
+    assert quad_iou(left, 2 * _rect(26 + k, 17 + k, 46 - k, 51 - k)) > 0.95
+    assert quad_iou(right, 2 * _rect(46 + k, 17 + k, 66 - k, 51 - k)) > 0.95
 
 
 def test_bad_input_names_the_field() -> None:
