@@ -63,6 +63,13 @@ ROX_SCORING_ASPECT = 0.82
 rather than an element card (68×68 mm)."""
 FG_THRESHOLD = 0.5
 """A pixel belongs to a piece when the net gives the table less than this probability."""
+RUNS_UNDER: dict[str, tuple[str, ...]] = {"catbox_board": ("token",)}
+"""Groups whose interiors count as part of a kind's blob too: tokens lie on the research
+board and would cut its interior into pieces."""
+LARGE_KINDS = frozenset({"qwixx_sheet", "catbox_board"})
+FRAGMENT_SHARE = 0.15
+"""A blob under this share of its kind's usual blob (the median; for sheets and boards,
+of which a photo shows few, the largest) is a fragment of a piece, not a piece."""
 WHOLE_THRESHOLD = 0.5
 """A pixel is on a piece when the whole-piece channel says so more likely than not."""
 OUTLINE_UPSAMPLE = 4
@@ -194,53 +201,67 @@ def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *
                         ) -> Detections:
     """One quad per connected interior blob of the net's outputs ``prob`` (net size),
     scaled to an image of ``shape`` (height, width). Blobs are taken per kind of the
-    game, so a token lying on the board is its own blob, not a part of the board's. A
-    blob's piece is the whole-piece pixels nearer to it than to any other blob of its
-    kind (touching pieces share their border half and half); when the net gives the
-    blob no such outline, its interior's rectangle grown by 1/INTERIOR."""
+    game, so a token lying on the board is its own blob (and the board's blob runs
+    under it); a blob far smaller than its kind's usual one is a fragment, not a piece.
+    A blob's piece is the whole-piece pixels nearer to it than to any other blob
+    (touching pieces share their border half and half); when the net gives the blob no
+    such outline, its interior's rectangle grown by 1/INTERIOR."""
     fg = prob[0] < FG_THRESHOLD  # more likely some piece than the table
     group = prob[1:len(CLASSES)].argmax(axis=0)
     whole = prob[len(CLASSES)]
     kinds_map = KIND_OF_GROUP[game]
+    blobs: list[tuple[str, npt.NDArray[np.int32], npt.NDArray[np.int32], int]] = []
+    for kind in sorted(set(kinds_map.values())):
+        own = np.isin(group, [i for i, g in enumerate(CLASSES[1:]) if kinds_map[g] == kind])
+        under = np.isin(group, [CLASSES.index(g) - 1 for g in RUNS_UNDER.get(kind, ())])
+        mask = (fg & (own | under)).astype(np.uint8)
+        count, comp, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=4)
+        if under.any():  # a blob of only what runs under the kind (a token) is not one
+            mine = np.bincount(comp[fg & own].ravel(), minlength=count)
+            stats[mine < stats[:, cv2.CC_STAT_AREA] / 2, cv2.CC_STAT_AREA] = 0
+        areas = stats[1:, cv2.CC_STAT_AREA]
+        if not areas.any():
+            continue
+        usual = float(areas.max() if kind in LARGE_KINDS else np.median(areas[areas > 0]))
+        least = max(MIN_BLOB_PX, FRAGMENT_SHARE * usual)
+        blobs += [(kind, comp, stats[n], n) for n in range(1, count) if areas[n - 1] >= least]
+    if not blobs:
+        return Detections.empty()
+    # every pixel's nearest blob, tokens aside (they lie on the board, which owns them)
+    ids = np.zeros(fg.shape, np.int32)
+    for k, (kind, comp, _, n) in enumerate(blobs, start=1):
+        if kind != "token":
+            ids[comp == n] = k
+    _, nearest = cv2.distanceTransformWithLabels(  # labels the blob pixels in raster order
+        (ids == 0).astype(np.uint8), cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL)
+    owner = np.concatenate([[0], ids[ids > 0]])[nearest]
     sy = shape[0] / prob.shape[1]
     sx = shape[1] / prob.shape[2]
     quads, kinds, confs = [], [], []
-    for kind in sorted(set(kinds_map.values())):
-        members = [i for i, g in enumerate(CLASSES[1:]) if kinds_map[g] == kind]
-        mask = (fg & np.isin(group, members)).astype(np.uint8)
-        count, comp, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=4)
-        if count < 2:
-            continue
-        # every pixel's nearest blob (the labels number the blobs' pixels in raster order)
-        _, nearest = cv2.distanceTransformWithLabels(
-            (mask == 0).astype(np.uint8), cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL)
-        owner = np.concatenate([[0], comp[mask > 0]])[nearest]
-        for n in range(1, count):
-            if stats[n, cv2.CC_STAT_AREA] < MIN_BLOB_PX:
-                continue
-            x0, y0 = stats[n, cv2.CC_STAT_LEFT], stats[n, cv2.CC_STAT_TOP]
-            bw, bh = stats[n, cv2.CC_STAT_WIDTH], stats[n, cv2.CC_STAT_HEIGHT]
-            sub = comp[y0:y0 + bh, x0:x0 + bw] == n
-            ys, xs = np.nonzero(sub)
-            (cx, cy), (rw, rh), angle = _pixel_rect(ys + y0, xs + x0)
-            rect = ((cx, cy), (rw / INTERIOR, rh / INTERIOR), angle)
-            outline = _outline(whole, owner, n, (x0, y0, bw, bh))
-            grown_area = rect[1][0] * rect[1][1]
-            if outline is not None and (
-                    0.5 * grown_area < outline[1][0] * outline[1][1] < 1.6 * grown_area):
-                (ox, oy), (ow, oh), oa = outline
-                shrink = OUTLINE_SHRINK.get(kind, OUTLINE_SHRINK_CARD)
-                rect = ((ox, oy), (max(1.0, ow - 2 * shrink), max(1.0, oh - 2 * shrink)), oa)
-            (cx, cy), (rw, rh), angle = rect
-            box = np.asarray(cv2.boxPoints(rect), np.float32) * np.asarray([sx, sy], np.float32)
-            box[:, 0] = box[:, 0].clip(0, shape[1])
-            box[:, 1] = box[:, 1].clip(0, shape[0])
-            found = kind
-            if kind == "rox_card" and min(rw, rh) < ROX_SCORING_ASPECT * max(rw, rh):
-                found = "rox_scoring"
-            quads.append(short_edge_first(box))
-            kinds.append(found)
-            confs.append(float(1.0 - prob[0, y0:y0 + bh, x0:x0 + bw][sub].mean()))
+    for k, (kind, comp, stat, n) in enumerate(blobs, start=1):
+        x0, y0 = stat[cv2.CC_STAT_LEFT], stat[cv2.CC_STAT_TOP]
+        bw, bh = stat[cv2.CC_STAT_WIDTH], stat[cv2.CC_STAT_HEIGHT]
+        sub = comp[y0:y0 + bh, x0:x0 + bw] == n
+        ys, xs = np.nonzero(sub)
+        (cx, cy), (rw, rh), angle = _pixel_rect(ys + y0, xs + x0)
+        rect = ((cx, cy), (rw / INTERIOR, rh / INTERIOR), angle)
+        outline = None if kind == "token" else _outline(whole, owner, k, (x0, y0, bw, bh))
+        grown_area = rect[1][0] * rect[1][1]
+        if outline is not None and (
+                0.4 * grown_area < outline[1][0] * outline[1][1] < 2.5 * grown_area):
+            (ox, oy), (ow, oh), oa = outline
+            shrink = OUTLINE_SHRINK.get(kind, OUTLINE_SHRINK_CARD)
+            rect = ((ox, oy), (max(1.0, ow - 2 * shrink), max(1.0, oh - 2 * shrink)), oa)
+        (cx, cy), (rw, rh), angle = rect
+        box = np.asarray(cv2.boxPoints(rect), np.float32) * np.asarray([sx, sy], np.float32)
+        box[:, 0] = box[:, 0].clip(0, shape[1])
+        box[:, 1] = box[:, 1].clip(0, shape[0])
+        found = kind
+        if kind == "rox_card" and min(rw, rh) < ROX_SCORING_ASPECT * max(rw, rh):
+            found = "rox_scoring"
+        quads.append(short_edge_first(box))
+        kinds.append(found)
+        confs.append(float(1.0 - prob[0, y0:y0 + bh, x0:x0 + bw][sub].mean()))
     if not quads:
         return Detections.empty()
     return Detections(np.asarray(quads, np.float32), tuple(kinds),
