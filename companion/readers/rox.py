@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from companion.readers.common import (
     Frame,
@@ -50,7 +51,8 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
             result.unknown.append(problem)
             bad.add(i)
     frames = {i: frame(detections.quads[i]) for i in cards}
-    rows = _rows(frames, cards)
+    oriented = all(detections.oriented[i] for i in cards)
+    rows = _rows(frames, cards, oriented=oriented)
     seat_marks = seats(markers, profile, players)
     names: list[str] = []
     if seat_marks:
@@ -74,8 +76,11 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
         given = list(players) if players and len(players) >= len(rows) else None
         names = [given[k] if given else f"P{k + 1}" for k in range(len(rows))]
         if rows:
-            result.notes.append("no seat markers: rows named from the top of the photo "
-                                "down; each row read from its left end as its player sees it")
+            result.notes.append(
+                "no seat markers: rows named from the top of the photo down; each row read "
+                + ("from its left end as its player sees it" if oriented else
+                   "from its left end in the photo (which end faces its player cannot be "
+                   "seen: lay seat markers, or check the order)"))
     out_rows: dict[str, list[dict[str, Any]]] = {}
     for name, row in zip(names, rows, strict=True):
         out_rows[name] = []
@@ -122,8 +127,12 @@ def _edge_ok(edge: Any) -> bool:
                                           for e, n in edge.items())
 
 
-def _rows(frames: dict[int, Frame], cards: list[int]) -> list[list[int]]:
-    """Touching cards in straight lines, each left to right as its player reads it."""
+def _rows(frames: dict[int, Frame], cards: list[int], oriented: bool = True
+          ) -> list[list[int]]:
+    """Touching cards in straight lines, each left to right as its player reads it.
+    Cards whose upright is known (``oriented``) lie side by side along their own width;
+    square cards read without an orientation may touch along either axis, and their
+    rows run left to right in the photo (a seat marker then decides the first card)."""
     parent = {i: i for i in cards}
 
     def find(i: int) -> int:
@@ -137,13 +146,33 @@ def _rows(frames: dict[int, Frame], cards: list[int]) -> list[list[int]]:
             if b <= a:
                 continue
             x, y = frames[a].local(frames[b].centre)
-            if TOUCH[0] <= abs(x) <= TOUCH[1] and abs(y) <= ACROSS:
+            along = TOUCH[0] <= abs(x) <= TOUCH[1] and abs(y) <= ACROSS
+            if not oriented:
+                along = along or (TOUCH[0] <= abs(y) <= TOUCH[1] and abs(x) <= ACROSS)
+            if along:
                 parent[find(a)] = find(b)
     groups: dict[int, list[int]] = {}
     for i in cards:
         groups.setdefault(find(i), []).append(i)
     rows = []
     for row in groups.values():
-        right = np.mean([frames[i].right for i in row], axis=0)
+        if oriented:
+            right = np.mean([frames[i].right for i in row], axis=0)
+        else:
+            right = _photo_right([frames[i].centre for i in row])
         rows.append(sorted(row, key=lambda i: float(frames[i].centre @ right)))
     return rows
+
+
+def _photo_right(centres: list[npt.NDArray[np.float64]]) -> npt.NDArray[np.float64]:
+    """The direction along a row of cards at ``centres`` that points right in the photo
+    (down, for a row running straight down): the order a row of cards read without an
+    orientation is given in, since which end faces its player cannot be seen."""
+    pts = np.asarray(centres, np.float64)
+    if len(pts) < 2:
+        return np.array([1.0, 0.0])
+    _, _, vt = np.linalg.svd(pts - pts.mean(axis=0))
+    axis = vt[0]
+    if axis[0] < -1e-9 or (abs(axis[0]) <= 1e-9 and axis[1] < 0):
+        axis = -axis
+    return np.asarray(axis, np.float64)

@@ -271,7 +271,7 @@ def _compare_catbox(scene: Any, read: ReadState) -> Comparison:
                 and not p.covered]
     same = (got == truth and [rename.get(p, p) for p in read.state.get("players", [])]
             == players and read.extra.get("trick") == trick
-            and sorted(read.extra.get("revealed", [])) == sorted(revealed))
+            and sorted(read.extra.get("revealed", []), key=str) == sorted(revealed, key=str))
     doc = {**read.state, "tricks": dict.fromkeys(read.state.get("players", []), 0)}
     if len(players) != 2:
         doc["predictions"] = dict.fromkeys(read.state.get("players", []), 1)

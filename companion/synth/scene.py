@@ -24,6 +24,7 @@ from companion.synth.pieces import (
     Look,
     _cached_face,
     catbox_cell_rect,
+    edge_sequence,
     pooled_look,
     render_piece_rgba,
 )
@@ -136,6 +137,8 @@ class _Layout:
         sheet = truth.pop("sheet", None)
         p = Placed(kind, label, pts, self.look(kind), PieceTruth(kind, label, [], **truth),
                    thickness=thick, sheet=sheet)
+        if p.truth.edge is not None:  # the 16 symbols clockwise from the top-left corner
+            p.truth.extra["edge_sequence"] = edge_sequence(label, p.truth.edge, p.look.variant)
         self.items.append(p)
         return p
 

@@ -75,11 +75,17 @@ def write_card(summary: dict[str, Any], measured: dict[str, Any], models_dir: Pa
                      "the reader, through ground-truth quads with corners jittered by ±3 %.")
         lines.append(f"- {summary['faces']} single faces from `companion.synth.render_piece`, "
                      "every label in turn, on random table colours, through jittered quads.")
-        if summary.get("located"):
-            lines.append(f"- Crops from {summary['located']} more rendered scenes (normal/hard) "
-                         "through the quads `companion.vision.locate` returns, each labelled by "
-                         "the uncovered truth piece it overlaps at IoU ≥ 0.5: the imperfect "
-                         "quads the reader actually sees.")
+    if summary.get("located") and spec.kind == "rox_edge":
+        lines.append(f"- The 16 edge patches of every Rox card in {summary['located']} more "
+                     "rendered scenes (normal/hard), cut through the quads the default locator "
+                     "(`companion.vision.segment.locate_learned`) returns, labelled by the "
+                     "scene's own symbol sequence: the imperfect quads the reader actually sees.")
+    elif summary.get("located"):
+        lines.append(f"- Crops from {summary['located']} more rendered scenes (normal/hard) "
+                     "through the quads the default locator "
+                     "(`companion.vision.segment.locate_learned`) returns, each labelled by "
+                     "the uncovered truth piece it overlaps at IoU ≥ 0.5: the imperfect "
+                     "quads the reader actually sees.")
     if spec.real_tiles:
         lines.append("- Real tile photos (numbers 1–13 in four colours, 3 jittered copies of "
                      "each tile whose top is known): " + PHOTO_CREDIT)

@@ -116,26 +116,28 @@ def scene_crops(spec: ModelSpec, *, seed: int, scenes: int, rng: np.random.Gener
 
 def located_crops(spec: ModelSpec, *, seed: int, scenes: int, rng: np.random.Generator
                   ) -> tuple[list[Image], list[str]]:
-    """Crops through the quads ``locate`` returns on rendered scenes (normal and hard, seeds
-    apart from ``scene_crops``'s), each labelled by the uncovered truth piece of the same kind
-    it overlaps at IoU >= 0.5: the reader sees these imperfect quads, not ground truth. The
-    quad starts at a short edge as ``classify`` does, then at the corner nearer the truth's
-    top-left of the two the reader tries (0° or 180°); quads a quarter turn off are skipped."""
+    """Crops through the quads the default locator (``segment.locate_learned``) returns on
+    rendered scenes (normal and hard, seeds apart from ``scene_crops``'s), each labelled by
+    the uncovered truth piece of the same kind it overlaps at IoU >= 0.5: the reader sees
+    these imperfect quads, not ground truth. The quad starts at a short edge as
+    ``classify`` does, then at the corner nearer the truth's top-left of the two the reader
+    tries (0° or 180°); quads a quarter turn off are skipped."""
     from companion.synth import render_scene
     from companion.vision.classify import portrait_first
     from companion.vision.detections import quad_iou, rotate_quad
-    from companion.vision.locate import locate
+    from companion.vision.segment import locate_learned
 
     crops, labels = [], []
+    peers = {"rox_card", "rox_scoring"} if spec.game == "rox" else {spec.kind}
     for i in range(scenes):
         difficulty = ("normal", "hard")[i % 2]
         scene = render_scene(spec.game, seed=seed * 100_003 + 50_000 + i, difficulty=difficulty)
         balanced, _ = white_balance(scene.image)
         truth = [p for p in scene.pieces
                  if p.kind == spec.kind and not p.covered and p.label in spec.labels]
-        found = locate(scene.image, game=spec.game)
+        found = locate_learned(scene.image, game=spec.game)
         for k in range(len(found.quads)):
-            if found.kinds[k] != spec.kind or not truth:
+            if found.kinds[k] not in peers or not truth:  # Rox: classify settles the kind
                 continue
             quad = np.asarray(found.quads[k], np.float32).reshape(4, 2)
             best = max(truth, key=lambda p: quad_iou(p.quad, quad))
@@ -235,6 +237,43 @@ def rox_edge_crops(spec: ModelSpec, *, count: int, rng: np.random.Generator
     return crops, labels
 
 
+def located_rox_edge_crops(spec: ModelSpec, *, seed: int, scenes: int,
+                           rng: np.random.Generator) -> tuple[list[Image], list[str]]:
+    """Edge-symbol patches cut, as the reader cuts them, from Rox cards in rendered scenes
+    (normal and hard) through the quads the default locator returns, each card turned to
+    the corner nearest its truth's top-left and labelled by the scene's own sequence of
+    16 symbols: the reader's imperfect quads, a tilted camera, the table's light."""
+    from companion.synth import render_scene
+    from companion.vision.classify import ROX_EDGE_SIDE, rox_edge_patches
+    from companion.vision.detections import quad_iou, rotate_quad
+    from companion.vision.segment import locate_learned
+
+    crops: list[Image] = []
+    labels: list[str] = []
+    side = ROX_EDGE_SIDE
+    for i in range(scenes):
+        difficulty = ("normal", "hard")[i % 2]
+        scene = render_scene("rox", seed=seed * 100_003 + 70_000 + i, difficulty=difficulty)
+        balanced, _ = white_balance(scene.image)
+        truth = [p for p in scene.pieces if p.kind == "rox_card" and not p.covered
+                 and p.extra.get("edge_sequence")]
+        found = locate_learned(scene.image, game="rox")
+        for quad in found.quads:
+            if not truth:
+                break
+            best = max(truth, key=lambda p: quad_iou(p.quad, quad))
+            if quad_iou(best.quad, quad) < 0.5:
+                continue
+            target = np.asarray(best.quad, np.float32).reshape(4, 2)
+            turns = [rotate_quad(quad, t) for t in range(4)]
+            upright = turns[int(np.argmin([np.linalg.norm(q - target, axis=1).sum()
+                                           for q in turns]))]
+            square = augment(rectify(balanced, upright, size=(side, side)), rng)
+            crops += list(rox_edge_patches(square, spec.size[0]))
+            labels += list(best.extra["edge_sequence"])
+    return crops, labels
+
+
 def build(spec: ModelSpec, *, seed: int, scenes: int, faces: int, located: int = 0
           ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
     """The training set: crops (N, h, w, 3) and class ids; for oriented models half the
@@ -254,8 +293,10 @@ def build(spec: ModelSpec, *, seed: int, scenes: int, faces: int, located: int =
         more, more_labels = real_crops(spec, rng=rng)
         crops += more
         labels += more_labels
-    if located and spec.kind != "rox_edge":
-        more, more_labels = located_crops(spec, seed=seed, scenes=located, rng=rng)
+    if located:
+        more, more_labels = (
+            located_rox_edge_crops(spec, seed=seed, scenes=located, rng=rng)
+            if spec.kind == "rox_edge" else located_crops(spec, seed=seed, scenes=located, rng=rng))
         crops += more
         labels += more_labels
     index = {label: i for i, label in enumerate(spec.labels)}

@@ -83,11 +83,43 @@ def train(spec: ModelSpec, *, seed: int, out: Path, epochs: int = 10, scenes: in
         accuracy = evaluate(model, xv, yv, oriented=spec.oriented)
         log(f"epoch {epoch + 1}/{epochs}: loss {total / len(fit):.3f}, "
             f"held-out label accuracy {accuracy:.4f} ({time.perf_counter() - t0:.0f}s)")
-    export(model, spec, out)
+    temperature = fit_temperature(model, xv, yv)
+    sure = typical_sureness(model, xv, yv, temperature)
+    log(f"temperature {temperature:.3f}, typical sureness {sure:.3f} (held-out crops)")
+    export(model, spec, out, temperature=temperature, sure=sure)
     return {"model": spec.name, "crops": len(y), "held_out": n_val,
-            "held_out_accuracy": accuracy, "seconds": time.perf_counter() - t0,
+            "held_out_accuracy": accuracy, "temperature": temperature, "sure": sure,
+            "seconds": time.perf_counter() - t0,
             "seed": seed, "epochs": epochs, "scenes": scenes, "faces": faces,
             "located": located}
+
+
+def fit_temperature(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
+    """The temperature T that makes softmax(logits / T) best match the held-out crops'
+    labels (least negative log-likelihood, T searched on a log grid): label smoothing in
+    training leaves the raw probabilities too timid, and the reader multiplies them (a
+    Rox card's 16 edge symbols) and compares them with a threshold."""
+    model.eval()
+    with torch.no_grad():
+        logits = torch.cat([model(x[i:i + 512]) for i in range(0, len(x), 512)])
+    grid = np.exp(np.linspace(np.log(0.2), np.log(3.0), 81))
+    losses = [float(nn.functional.cross_entropy(logits / float(t), y)) for t in grid]
+    return round(float(grid[int(np.argmin(losses))]), 4)
+
+
+def typical_sureness(model: nn.Module, x: torch.Tensor, y: torch.Tensor,
+                     temperature: float) -> float:
+    """The median top probability (at ``temperature``) of the held-out crops the model
+    reads right: how sure it is of a plain right reading. Label smoothing keeps it under
+    1, so a product over many readings (a Rox card's 16 symbols) is measured against
+    this, not against certainty."""
+    model.eval()
+    with torch.no_grad():
+        logits = torch.cat([model(x[i:i + 512]) for i in range(0, len(x), 512)])
+    probs = torch.softmax(logits / temperature, dim=1)
+    right = probs.argmax(1) == y
+    top = probs.max(1).values[right]
+    return round(float(top.median()), 4) if len(top) else 1.0
 
 
 def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, oriented: bool) -> float:
@@ -100,7 +132,8 @@ def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, oriented: bo
     return float((pred == y).float().mean())
 
 
-def export(model: nn.Module, spec: ModelSpec, out: Path) -> None:
+def export(model: nn.Module, spec: ModelSpec, out: Path, *, temperature: float = 1.0,
+           sure: float = 1.0) -> None:
     out.mkdir(parents=True, exist_ok=True)
     model.eval()
     w, h = spec.size
@@ -112,6 +145,7 @@ def export(model: nn.Module, spec: ModelSpec, out: Path) -> None:
     meta = {"model": spec.name, "game": spec.game, "kind": spec.kind,
             "input": {"width": w, "height": h, "channels": "BGR", "scale": "0-1"},
             "labels": list(spec.labels), "oriented": spec.oriented,
+            "temperature": temperature, "sure": sure,
             "classes": ("(label, upright) at 2*i, (label, upside down) at 2*i+1"
                         if spec.oriented else "one per label")}
     (out / f"{spec.name}.labels.json").write_text(json.dumps(meta, indent=1) + "\n")
