@@ -352,17 +352,19 @@ def orient_board(balanced: Image, quad: npt.NDArray[np.float32]
                  ) -> tuple[npt.NDArray[np.float32], float]:
     """The research board's quad starting at its upright top-left (a long edge first,
     the red row at the top, the green one at the bottom), and how sure that is (0.5 to
-    1, from how much redder the top row is than the bottom one)."""
-    q = np.asarray(quad, np.float32).reshape(4, 2)
-    if np.linalg.norm(q[1] - q[0]) < np.linalg.norm(q[2] - q[1]):
-        q = rotate_quad(q, 1)  # the board lies wide: 9 columns by 4 rows
-    view = cv2.cvtColor(rectify(balanced, q, size=(120, 60)), cv2.COLOR_BGR2LAB)
-    redness = view[..., 1].astype(np.float32)  # Lab a*: red high, green low
-    top, bottom = (float(np.median(redness[int(h * 60) - 3:int(h * 60) + 3, 6:114]))
-                   for h in BOARD_ROWS)
-    if bottom > top:
-        q = rotate_quad(q, 2)
-    return q, float(min(1.0, 0.5 + abs(top - bottom) / 40))
+    1, from how much redder the top row is than the bottom one). All four turns are
+    tried: seen at a slant, the board's long side may look the shorter."""
+    best: tuple[float, npt.NDArray[np.float32]] | None = None
+    for turn in range(4):
+        q = rotate_quad(np.asarray(quad, np.float32).reshape(4, 2), turn)
+        view = cv2.cvtColor(rectify(balanced, q, size=(120, 60)), cv2.COLOR_BGR2LAB)
+        redness = view[..., 1].astype(np.float32)  # Lab a*: red high, green low
+        top, bottom = (float(np.median(redness[int(h * 60) - 3:int(h * 60) + 3, 6:114]))
+                       for h in BOARD_ROWS)
+        if best is None or top - bottom > best[0]:
+            best = (top - bottom, q)
+    assert best is not None
+    return best[1], float(min(1.0, max(0.5, 0.5 + best[0] / 40)))
 
 
 def _rox_kinds(balanced: Image, detections: Detections, models_dir: Path

@@ -60,3 +60,38 @@ def test_uncounted_edge_is_unknown() -> None:
     assert read.roles[first] is not None and read.roles[first]["role"] == "row card"
     cards = sum(len(r) for r in read.state["rows"].values())
     assert cards == sum(1 for k in dets.kinds if k == "rox_card") - 1
+
+
+def test_unoriented_cards_still_form_the_rows_with_seat_markers() -> None:
+    """Square element cards come out of the locator turned any way round: rows are still
+    the touching cards in a line, and a seat marker still finds each row's first card."""
+    import numpy as np
+
+    from companion.vision.detections import rotate_quad
+
+    found = [s for s in scenes("normal") if s.camera["markers"]]
+    assert found
+    rng = np.random.default_rng(5)
+    for scene in found:
+        truth = detections_from_scene(scene)
+        quads = np.array([rotate_quad(q, int(rng.integers(4))) if k == "rox_card" else q
+                          for q, k in zip(truth.quads, truth.kinds, strict=True)], np.float32)
+        turned = truth.with_fields(quads=quads, oriented=(False,) * len(truth))
+        read = read_scene(scene, turned)
+        assert read.state["rows"] == scene.state["rows"], scene.seed
+
+
+def test_unoriented_rows_without_markers_say_their_order_is_the_photos() -> None:
+    import numpy as np
+
+    from companion.vision.detections import rotate_quad
+
+    scene = scenes("easy")[0]
+    truth = detections_from_scene(scene)
+    quads = np.array([rotate_quad(q, 1) if k == "rox_card" else q
+                      for q, k in zip(truth.quads, truth.kinds, strict=True)], np.float32)
+    read = read_scene(scene, truth.with_fields(quads=quads, oriented=(False,) * len(truth)),
+                      markers=False, names=False)
+    lengths = sorted(len(r) for r in read.state["rows"].values())
+    assert lengths == sorted(len(r) for r in scene.state["rows"].values())
+    assert any("left end in the photo" in note for note in read.notes)

@@ -186,3 +186,17 @@ def test_hand_tones_vary_and_its_edge_is_soft() -> None:
         assert np.abs(img[ring].astype(float) - 128).mean() > 1.0
         assert np.abs(img[ring].astype(float).mean(axis=0) - inner).max() > 1.0
     assert max(means) - min(means) > 40  # light and dark skin
+
+
+def test_rox_cards_carry_their_sixteen_edge_symbols_in_order() -> None:
+    """Each rendered Rox card's truth lists its edge symbols clockwise from the upright
+    top-left corner (what the edge model is trained on), agreeing with its counts."""
+    from collections import Counter
+
+    scene = render_scene("rox", seed=31)
+    cards = [p for p in scene.pieces if p.kind == "rox_card"]
+    assert cards
+    for card in cards:
+        sequence = card.extra["edge_sequence"]
+        assert len(sequence) == 16
+        assert Counter(sequence) == Counter({e: n for e, n in card.edge.items() if n})

@@ -28,10 +28,11 @@ from companion.vision.segment_bench import compare_scenes, compare_tiles
 TEST_SEED = 70_000
 """Fresh seeds: training renders from 1 000 000 on, the benchmark from 50 000."""
 
-# Recall (IoU >= 0.5) measured on seeds 70000-70002 at normal difficulty; the floors sit
-# a little under it.
-MEASURED = {"nummix": 0.97, "nox": 0.64, "qwixx": 0.84, "rox": 0.97, "catbox": 0.23}
-REAL_MEASURED = 0.73
+# Recall (IoU >= 0.5) measured on seeds 70000-70002 at normal difficulty: Nummix, Nox,
+# Qwixx 100 %, Rox 97.8 %, Cat in the Box 96.7 %; the real test photos 99.4 % (314 of
+# 316). The floors allow one piece fewer (a different CPU may round differently).
+FLOOR = {"nummix": 0.97, "nox": 0.96, "qwixx": 0.96, "rox": 0.95, "catbox": 0.95}
+REAL_FLOOR = 0.99
 
 
 def test_model_is_small_and_its_output_matches_its_input() -> None:
@@ -102,7 +103,7 @@ def test_bad_input_names_the_field() -> None:
     assert len(locate_learned(np.zeros((20, 500, 3), np.uint8), game="nox")) == 0
 
 
-@pytest.mark.parametrize("game", sorted(MEASURED))
+@pytest.mark.parametrize("game", sorted(FLOOR))
 def test_quads_follow_the_locator_conventions(game: str) -> None:
     scene = render_scene(game, seed=TEST_SEED + 5)
     found = locate_learned(scene.image, game=game)
@@ -119,14 +120,15 @@ def test_quads_follow_the_locator_conventions(game: str) -> None:
         assert edges[0] + edges[2] <= edges[1] + edges[3] + 1e-3
 
 
-@pytest.mark.parametrize("game", sorted(MEASURED))
+@pytest.mark.parametrize("game", sorted(FLOOR))
 def test_recall_on_fixed_scenes(game: str) -> None:
     score = compare_scenes(game, count=3, seed=TEST_SEED, which=("learned",))["learned"]
     assert score.truth > 10
-    assert score.recall >= MEASURED[game] - 0.01, (score.found, score.truth)
+    assert score.recall >= FLOOR[game], (score.found, score.truth)
 
 
 def test_recall_on_the_real_test_photos() -> None:
     score = compare_tiles(REAL_SUBSET, which=("learned",))["learned"]
     assert score.images == 30 and score.labelled > 300
-    assert score.recall >= REAL_MEASURED - 0.01, (score.found, score.labelled)
+    assert score.recall >= REAL_FLOOR, (score.found, score.labelled)
+    assert score.false_found <= 10  # measured 3 quads on no labelled tile
