@@ -102,7 +102,7 @@ def fit_temperature(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float
     model.eval()
     with torch.no_grad():
         logits = torch.cat([model(x[i:i + 512]) for i in range(0, len(x), 512)])
-    grid = np.exp(np.linspace(np.log(0.2), np.log(3.0), 81))
+    grid = np.exp(np.linspace(np.log(0.5), np.log(3.0), 61))
     losses = [float(nn.functional.cross_entropy(logits / float(t), y)) for t in grid]
     return round(float(grid[int(np.argmin(losses))]), 4)
 
