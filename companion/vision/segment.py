@@ -75,6 +75,10 @@ STRAIGHT_AGREEMENT = 0.15
 piece's edges must agree on one pair of directions to turn its quad to them."""
 STRAIGHT_MAX = np.radians(12)
 """A piece is turned by at most this much to its edges' direction."""
+EDGE_SAMPLES = 24
+EDGE_STEP = 6.0
+"""A sheet's or board's side is sampled at this many points; a step of at least
+EDGE_STEP grey levels per pixel across it is its edge there."""
 WHOLE_THRESHOLD = 0.5
 """A pixel is on a piece when the whole-piece channel says so more likely than not."""
 OUTLINE_UPSAMPLE = 4
@@ -145,11 +149,93 @@ def locate_learned(image: npt.NDArray[np.uint8], *, game: str, path: Path = MODE
     found = blobs_to_detections(prob, image.shape[:2], game=game)
     if game == "nummix":
         found = _straighten(image, found)
+    found = _off_large_pieces(_sharpen_large(image, found))
     if game == "catbox":
         found = _with_board_tokens(image, found)
     if markers and len(found):
         found = found.select([i for i in found if not _on_marker(found.quads[i], markers)])
     return found
+
+
+def _sharpen_large(image: npt.NDArray[np.uint8], found: Detections) -> Detections:
+    """Each score sheet's and board's four sides moved onto the paper's edge in the
+    photo: a line fitted (robustly: a card over the edge pulls little) through the
+    strongest step in brightness across each side, near where the net put it; the
+    corners are where the lines meet. A side that shows too little edge stays."""
+    rows = [i for i, k in enumerate(found.kinds) if k in LARGE_KINDS]
+    if not rows:
+        return found
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    quads = found.quads.copy()
+    for i in rows:
+        quads[i] = _edge_quad(grey, quads[i])
+    return found.with_fields(quads=quads)
+
+
+def _edge_quad(grey: npt.NDArray[np.float32], quad: npt.NDArray[np.float32]
+               ) -> npt.NDArray[np.float32]:
+    """``quad``'s sides fitted to the brightness edges of ``grey`` (see _sharpen_large)."""
+    q = np.asarray(quad, np.float64).reshape(4, 2)
+    centre = q.mean(axis=0)
+    diagonal = float(np.linalg.norm(q[2] - q[0]))
+    lines = []
+    for k in range(4):
+        a, b = q[k], q[(k + 1) % 4]
+        length = float(np.linalg.norm(b - a))
+        if length < 20:
+            return quad
+        along = (b - a) / length
+        normal = np.array([along[1], -along[0]])
+        if float(normal @ ((a + b) / 2 - centre)) < 0:
+            normal = -normal  # outward
+        reach = max(6.0, 0.04 * length)
+        offsets = np.arange(-reach, reach + 1.0)
+        ts = np.linspace(0.08, 0.92, EDGE_SAMPLES)
+        base = a[None, :] + ts[:, None] * (b - a)[None, :]
+        pts = base[:, None, :] + offsets[None, :, None] * normal[None, None, :]
+        values = cv2.remap(grey, pts[..., 0].astype(np.float32), pts[..., 1].astype(np.float32),
+                           cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        step = np.abs(np.diff(values, axis=1))
+        best = step.argmax(axis=1)
+        strong = step[np.arange(len(ts)), best] >= EDGE_STEP
+        if strong.sum() < EDGE_SAMPLES // 3:
+            lines.append((a, along))
+            continue
+        hits = base[strong] + (offsets[best[strong]] + 0.5)[:, None] * normal[None, :]
+        vx, vy, x0, y0 = cv2.fitLine(hits.astype(np.float32), cv2.DIST_HUBER, 0, 0.01,
+                                     0.01).ravel()
+        lines.append((np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)))
+    corners = []
+    for k in range(4):
+        (p1, d1), (p2, d2) = lines[k - 1], lines[k]
+        m = np.column_stack([d1, -d2])
+        if abs(np.linalg.det(m)) < 1e-6:
+            return quad
+        t = np.linalg.solve(m, p2 - p1)
+        corners.append(p1 + t[0] * d1)
+    out = np.asarray(corners, np.float64)
+    if np.linalg.norm(out - q, axis=1).max() > 0.08 * diagonal:
+        return quad  # the lines went astray: keep the net's corners
+    return out.astype(np.float32)
+
+
+def _off_large_pieces(found: Detections) -> Detections:
+    """Without the cards and tiles whose centre lies well inside a score sheet or the
+    research board: filled boxes and printed cells there are not pieces (a card laid
+    against a sheet's edge keeps its centre outside)."""
+    large = [found.quads[i] for i, k in enumerate(found.kinds) if k in LARGE_KINDS]
+    if not large:
+        return found
+    inner = [q.mean(axis=0) + (q - q.mean(axis=0)) * 0.9 for q in large]
+    keep = []
+    for i, kind in enumerate(found.kinds):
+        centre = found.quads[i].mean(axis=0)
+        inside = kind not in LARGE_KINDS and any(cv2.pointPolygonTest(
+            q.astype(np.float32), (float(centre[0]), float(centre[1])), False) >= 0
+            for q in inner)
+        if not inside:
+            keep.append(i)
+    return found.select(keep)
 
 
 def _straighten(image: npt.NDArray[np.uint8], found: Detections) -> Detections:
@@ -260,16 +346,18 @@ def _outline(whole: npt.NDArray[np.float32], owner: npt.NDArray[np.int32], n: in
 
 
 def _four_corners(hull: npt.NDArray[np.float32]) -> npt.NDArray[np.float32] | None:
-    """The hull simplified to its four corners (a sheet or board seen in perspective is
-    no rectangle), or None when it has no clear four."""
-    perimeter = cv2.arcLength(hull, True)
-    for share in (0.01, 0.02, 0.03, 0.05, 0.08):
-        approx = cv2.approxPolyDP(hull, share * perimeter, True).reshape(-1, 2)
-        if len(approx) == 4:
-            return approx.astype(np.float32)
-        if len(approx) < 4:
-            return None
-    return None
+    """The hull's four corners (a sheet or board seen in perspective is no rectangle):
+    its points farthest out in the four diagonal directions of its minimum-area
+    rectangle; None when two of them coincide."""
+    (_, _), (_, _), angle = cv2.minAreaRect(hull)
+    a = np.radians(angle)
+    u = np.array([np.cos(a), np.sin(a)], np.float32)
+    v = np.array([-np.sin(a), np.cos(a)], np.float32)
+    picks = [int(np.argmax(hull @ (su * u + sv * v)))
+             for su, sv in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+    if len(set(picks)) < 4:
+        return None
+    return hull[picks].astype(np.float32)
 
 
 def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *, game: str
