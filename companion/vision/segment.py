@@ -261,16 +261,22 @@ def _straighten(image: npt.NDArray[np.uint8], found: Detections) -> Detections:
         x1, y1 = min(grey.shape[1], x1), min(grey.shape[0], y1)
         if x1 - x0 < 8 or y1 - y0 < 8:
             continue
-        patch = grey[y0:y1, x0:x1].astype(np.float32)
-        gx = cv2.Sobel(patch, cv2.CV_32F, 1, 0, ksize=3)
-        gy = cv2.Sobel(patch, cv2.CV_32F, 0, 1, ksize=3)
-        inside = np.zeros(patch.shape, np.uint8)
+        inside = np.zeros((y1 - y0, x1 - x0), np.uint8)
         cv2.fillConvexPoly(inside, np.round(grown - [x0, y0]).astype(np.int32), 1)
-        mag2 = (gx * gx + gy * gy) * inside
-        z = (mag2 * np.exp(4j * np.arctan2(gy, gx))).sum()
-        if abs(z) < STRAIGHT_AGREEMENT * mag2.sum():
+        patch = grey[y0:y1, x0:x1]
+        on = inside.astype(bool)
+        gx = cv2.Sobel(patch, cv2.CV_32F, 1, 0, ksize=3)[on]
+        gy = cv2.Sobel(patch, cv2.CV_32F, 0, 1, ksize=3)[on]
+        # magnitude² times (cos 4θ, sin 4θ) of the gradient direction θ, by double angles
+        xx_yy, two_xy = gx * gx - gy * gy, 2 * gx * gy
+        mag2 = gx * gx + gy * gy
+        total = float(mag2.sum())
+        safe = np.maximum(mag2, 1e-6)
+        zc = float(((xx_yy * xx_yy - two_xy * two_xy) / safe).sum())
+        zs = float((2 * xx_yy * two_xy / safe).sum())
+        if np.hypot(zc, zs) < STRAIGHT_AGREEMENT * total:
             continue  # no clear pair of directions: keep the outline's
-        edge_angle = float(np.angle(z)) / 4  # the edges' direction, modulo 90°
+        edge_angle = float(np.arctan2(zs, zc)) / 4  # the edges' direction, modulo 90°
         side = quad[1] - quad[0]
         current = float(np.arctan2(side[1], side[0]))
         turn = float(np.remainder(edge_angle - current + np.pi / 4, np.pi / 2) - np.pi / 4)
@@ -322,13 +328,14 @@ def _outline(whole: npt.NDArray[np.float32], owner: npt.NDArray[np.int32], n: in
              ) -> tuple[tuple[tuple[float, float], tuple[float, float], float],
                         npt.NDArray[np.float32]] | None:
     """The minimum-area rectangle (net pixels) of the whole-piece pixels that blob ``n``
-    owns, and their convex hull, looked for within its box (x, y, w, h) grown by its
-    size on every side. The
+    owns, and their convex hull, looked for within its box (x, y, w, h) grown by three
+    quarters of its size on every side (an outline is 1/INTERIOR of it). The
     probabilities are upsampled OUTLINE_UPSAMPLE× first, so the outline falls between
     net pixels where the probability crosses WHOLE_THRESHOLD."""
     x0, y0, bw, bh = box
-    gx0, gy0 = max(0, x0 - bw), max(0, y0 - bh)
-    gx1, gy1 = x0 + 2 * bw + 1, y0 + 2 * bh + 1
+    mx, my = (bw * 3) // 4 + 1, (bh * 3) // 4 + 1
+    gx0, gy0 = max(0, x0 - mx), max(0, y0 - my)
+    gx1, gy1 = x0 + bw + mx, y0 + bh + my
     up = OUTLINE_UPSAMPLE
     prob = cv2.resize(whole[gy0:gy1, gx0:gx1], None, fx=up, fy=up,
                       interpolation=cv2.INTER_LINEAR)
