@@ -180,7 +180,10 @@ def bench_locate_real(*, quick: bool) -> Section:
          "rummikue): flat on wood, cloth and stone, and standing on racks.",
          "A labelled tile counts as found when one located quad overlaps its polygon's "
          "enclosing rectangle with IoU ≥ 0.5 (one-to-one). Goal: 97 %.",
-         "Unmatched quads include real tiles cut by the image border that carry no label."])
+         "Unmatched quads include real tiles cut by the image border that carry no label.",
+         "This section measures the classical locator (`locate.py`, `--locator classical`); "
+         "the default, learned locator is measured beside it in 'Vision: learned locator "
+         "versus classical locate'."])
 
 
 def bench_locate_scenes(*, quick: bool) -> Section:
@@ -201,7 +204,10 @@ def bench_locate_scenes(*, quick: bool) -> Section:
          "precision", "locate ms per 1280×720 (median)"], rows,
         [f"companion.synth scenes, seeds {SCENE_SEED}… (not used in training), "
          "1280×720; visible pieces exclude covered ones and cards under a stack's top.",
-         "Goal: ≥ 99.5 % found at normal difficulty."])
+         "Goal: ≥ 99.5 % found at normal difficulty.",
+         "This section measures the classical locator (`locate.py`, `--locator classical`); "
+         "the default, learned locator is measured beside it in 'Vision: learned locator "
+         "versus classical locate'."])
 
 
 def bench_read(*, quick: bool) -> Section:

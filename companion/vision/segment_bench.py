@@ -148,7 +148,10 @@ def bench_locate_learned(*, quick: bool) -> Section:
          "model never trains on the fixed subset (every 6th photo). Of the full set, the "
          "other 149 photos are in its training data, so the full-set figure is optimistic "
          "for the learned model.",
-         "Goal: ≥ 99.5 % found on rendered scenes (normal), ≥ 97 % of the real tiles."])
+         "Goal: ≥ 99.5 % found on rendered scenes (normal), ≥ 97 % of the real tiles.",
+         "The learned locator is the default (`companion read`, deck enrolment); the "
+         "classical one stays selectable (`--locator classical`). Learned times include "
+         "its full-resolution steps (sheet and board edges, tile angles, board tokens)."])
 
 
 def main() -> None:
