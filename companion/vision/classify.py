@@ -367,29 +367,6 @@ def orient_board(balanced: Image, quad: npt.NDArray[np.float32]
     return best[1], float(min(1.0, max(0.5, 0.5 + best[0] / 40)))
 
 
-def _rox_kinds(balanced: Image, detections: Detections, models_dir: Path
-               ) -> tuple[str, ...]:
-    """Element card or scoring card, for every Rox card found: the kind whose model reads
-    it more surely. A tilted camera squeezes a square element card to a scoring card's
-    shape, so the locator's shape alone cannot tell (on 16 rendered scenes: 12 of 272
-    cards wrong by shape, 3 by the models)."""
-    kinds = list(detections.kinds)
-    rows = [i for i, k in enumerate(kinds) if k in ("rox_card", "rox_scoring")]
-    if not rows or not all(available_model(k, models_dir) for k in ("rox_card", "rox_scoring")):
-        return tuple(kinds)
-    sure: dict[str, npt.NDArray[np.float64]] = {}
-    for kind in ("rox_card", "rox_scoring"):
-        model = load_model(kind, models_dir)
-        starts = [portrait_first(detections.quads[i], model.size) for i in rows]
-        crops = np.stack([rectify(balanced, q, size=model.size) for q in starts])
-        opposite = np.stack([rectify(balanced, rotate_quad(q, 2), size=model.size)
-                             for q in starts]) if model.oriented else None
-        sure[kind] = np.array([r.probs.max() for r in read_crops(model, crops, opposite)])
-    for j, i in enumerate(rows):
-        kinds[i] = "rox_card" if sure["rox_card"][j] >= sure["rox_scoring"][j] else "rox_scoring"
-    return tuple(kinds)
-
-
 def _top(labels: tuple[str, ...], probs: npt.NDArray[np.float64]
          ) -> tuple[str, float, tuple[tuple[str, float], ...]]:
     """(label, confidence, top-``TOP_K`` alternatives) of one reading."""
@@ -424,8 +401,6 @@ def classify(image: Image, detections: Detections, *, game: str,
     balanced = apply_gains(image, white_gains(image))  # once per photo, by table lookup
     if deck is not None:  # the user's enrolled deck, mapped to the look the models know
         balanced = deck.correct(balanced)
-    if game == "rox":
-        detections = detections.with_fields(kinds=_rox_kinds(balanced, detections, models_dir))
     quads = detections.quads.copy()
     labels: list[str | None] = list(detections.labels)
     confidences = detections.confidences.astype(np.float32).copy()

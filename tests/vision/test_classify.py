@@ -125,24 +125,6 @@ def test_rox_cards_carry_all_sixteen_edge_symbols() -> None:
         assert sum(edge.values()) == 16 and set(edge) == set(truth or edge)
 
 
-def test_rox_card_kinds_come_from_the_models_not_the_shape() -> None:
-    """Element and scoring cards given the wrong kind (as a tilted camera's squeezed
-    square makes the locator do) come back as what they are."""
-    from companion.readers.truth import detections_from_scene
-    from companion.synth import render_scene
-
-    wrong = right = 0
-    for seed in (7100, 7101, 7102):
-        scene = render_scene("rox", seed=seed)
-        truth = detections_from_scene(scene)
-        swapped = tuple({"rox_card": "rox_scoring", "rox_scoring": "rox_card"}.get(k, k)
-                        for k in truth.kinds)
-        read = classify(scene.image, Detections(truth.quads, swapped), game="rox")
-        right += sum(a == b for a, b in zip(read.kinds, truth.kinds, strict=True))
-        wrong += sum(a != b for a, b in zip(read.kinds, truth.kinds, strict=True))
-    assert right >= 50 and wrong <= 4, (right, wrong)  # measured 57 right, 3 wrong
-
-
 @pytest.mark.parametrize("turns", [0, 1, 2, 3])
 def test_the_research_board_is_turned_to_read_red_row_first(turns: int) -> None:
     from companion.synth import render_scene
