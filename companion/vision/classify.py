@@ -343,6 +343,18 @@ class _Unsure:
     size: tuple[int, int]
 
 
+def _sheet_upright(quad: npt.NDArray[np.float32], boxes: Sequence[Any]
+                   ) -> tuple[npt.NDArray[np.float32], bool]:
+    """The sheet's quad started at its upright top-left, the corner nearest its red 2
+    box (the sheet reader has found which way up it lies), and whether that is known."""
+    first = next((b for b in boxes if b.get("row") == "red" and b.get("value") == 2), None)
+    if first is None or first.get("quad") is None:
+        return quad, False
+    centre = np.asarray(first["quad"], np.float32).reshape(4, 2).mean(axis=0)
+    k = int(np.argmin(np.linalg.norm(np.asarray(quad, np.float32) - centre, axis=1)))
+    return rotate_quad(quad, k), True
+
+
 BOARD_ROWS = (0.28, 0.87)
 """Heights (shares of the board, top to bottom) of the middle of its first (red) and
 last (green) row of cells, as companion.readers.catbox lays the grid out."""
@@ -468,6 +480,7 @@ def classify(image: Image, detections: Detections, *, game: str,
         boxes: list[Any] = list(data.get("boxes", (None,) * n))
         for i in sheet_rows:
             boxes[i] = read_sheet(balanced, quads[i], markers=markers, balanced=True)
+            quads[i], oriented[i] = _sheet_upright(quads[i], boxes[i])
         data["boxes"] = tuple(boxes)
     return detections.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
                                   oriented=tuple(oriented), data=data)
