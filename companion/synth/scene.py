@@ -293,8 +293,10 @@ def _layout_nummix(setup: GameSetup, L: _Layout) -> list[tuple[float, float, flo
             x0 = rx0 + k * (tw + 1)
             y_back = ry + th * math.sin(lean)
             z_top = -rack_h - th * math.cos(lean)
-            corners = np.array([[x0, y_back, z_top], [x0 + tw, y_back, z_top],
-                                [x0 + tw, ry, -rack_h], [x0, ry, -rack_h]])
+            # the face is the tile's upper side (it leans back toward +y): seen from
+            # above, its top-left is at x0 + tw (a camera never sees it mirrored)
+            corners = np.array([[x0 + tw, y_back, z_top], [x0, y_back, z_top],
+                                [x0, ry, -rack_h], [x0 + tw, ry, -rack_h]])
             pl = L.add("nummix_tile", t, 0, 0, 0, corners=corners, owner="rack")
             pl.truth.extra["standing"] = True
             pl.thickness = 0.0
