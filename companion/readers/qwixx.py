@@ -153,6 +153,16 @@ def _play(detections: Detections, frames: dict[int, Any], order: list[tuple[str,
 
     name, sheet = min(order, key=offset)
     right = frames[sheet].right
+    for i in list(played):  # a 6 turned over is a 9: trust neither against the sheet
+        label = str(detections.labels[i])
+        if label[-1:] in ("6", "9") and label[1:] in ("6", "9") and float(
+                frame(detections.quads[i]).down @ frames[sheet].down) < 0:
+            played.remove(i)
+            result.unknown.append({"piece": i, "what": "card", "why": (
+                f"read {label!r} upside down to its player's sheet: turned over, a 6 and a "
+                "9 look alike")})
+    if not played:
+        return None
     played.sort(key=lambda i: float(frame(detections.quads[i]).centre @ right))
     cards = [str(detections.labels[i]) for i in played]
     for k, i in enumerate(played):

@@ -63,3 +63,29 @@ def test_printed_sheet_boxes_follow_the_markers() -> None:
     box, quad = quads[0]
     assert np.allclose(quad[0], [box.x * 2 + 100, box.y * 2 + 50], atol=1e-3)
     assert box_quads(markers[:3]) == []
+
+
+def test_a_played_six_or_nine_upside_down_to_its_sheet_is_unsure() -> None:
+    """Turned over, a 6 is a 9: a played 6 or 9 lying the other way up from its player's
+    sheet is reported unknown instead of guessed; the same card lying the sheet's way up
+    is read."""
+    from companion.vision.detections import rotate_quad
+
+    for scene in (render_scene("qwixx", seed=k) for k in range(40)):
+        if hidden(scene):
+            continue
+        dets = detections_from_scene(scene)
+        played = [i for i, p in enumerate(scene.pieces) if p.extra.get("played")]
+        rows = [i for i in range(len(dets)) if dets.kinds[i] == "qwixx_card"
+                and str(dets.labels[i])[1:] in ("6", "9") and not str(dets.labels[i])
+                .startswith("back")]
+        if played and rows:
+            break
+    else:
+        pytest.fail("no rendered scene with a played 6 or 9")
+    i = rows[0]
+    assert read_scene(scene, dets).state["play"] is not None
+    quads = dets.quads.copy()
+    quads[i] = rotate_quad(quads[i], 2)
+    read = read_scene(scene, dets.with_fields(quads=quads))
+    assert any(u["piece"] == i and "upside down" in u["why"] for u in read.unknown)
