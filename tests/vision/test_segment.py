@@ -29,8 +29,9 @@ TEST_SEED = 70_000
 """Fresh seeds: training renders from 1 000 000 on, the benchmark from 50 000."""
 
 # Recall (IoU >= 0.5) measured on seeds 70000-70002 at normal difficulty: Nummix, Nox,
-# Qwixx 100 %, Rox 97.8 %, Cat in the Box 96.7 %; the real test photos 99.4 % (314 of
-# 316). The floors allow one piece fewer (a different CPU may round differently).
+# Qwixx, Rox 100 %, Cat in the Box 98.4 %; the real test photos 99.7 % (315 of 316, 2
+# stray quads). The floors allow a piece or two fewer (a different CPU may round
+# differently).
 FLOOR = {"nummix": 0.97, "nox": 0.96, "qwixx": 0.96, "rox": 0.95, "catbox": 0.95}
 REAL_FLOOR = 0.99
 
@@ -131,7 +132,7 @@ def test_recall_on_the_real_test_photos() -> None:
     score = compare_tiles(REAL_SUBSET, which=("learned",))["learned"]
     assert score.images == 30 and score.labelled > 300
     assert score.recall >= REAL_FLOOR, (score.found, score.labelled)
-    assert score.false_found <= 10  # measured 3 quads on no labelled tile
+    assert score.false_found <= 10  # measured 2 quads on no labelled tile
 
 
 def test_rox_scoring_cards_are_told_from_element_cards_by_shape_against_the_photo() -> None:
