@@ -60,6 +60,11 @@ class Section:
         return "\n".join(out)
 
 
+def percent(share: float) -> str:
+    """A share (0-1) as the report writes it: one decimal and a percent sign."""
+    return f"{100 * share:.1f} %"
+
+
 def median_ms(fn: Callable[[], Any], *, repeat: int, warmup: int = 1) -> float:
     """Median wall time of ``fn()`` in milliseconds over ``repeat`` runs."""
     for _ in range(warmup):

@@ -7,17 +7,14 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from companion.benchmarks import Section, percent
 from companion.vision.detections import Detections, quad_iou
 from companion.vision.images import load_image
 from companion.vision.locate import locate
-
-if TYPE_CHECKING:
-    from companion.benchmarks import Section
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL_FULL = ROOT.parent / "shared" / "data" / "rummikub-photos"
@@ -76,6 +73,16 @@ class TileScore:
     def median_ms(self) -> float:
         return statistics.median(self.times_ms) if self.times_ms else 0.0
 
+    def add(self, truth: list[npt.NDArray[np.float32]], found: Detections, ms: float
+            ) -> None:
+        """Count one photo: its labelled tiles, what the locator found, how long it took."""
+        matched, false = match(truth, found)
+        self.times_ms.append(ms)
+        self.images += 1
+        self.labelled += len(truth)
+        self.found += matched
+        self.false_found += false
+
 
 def score_tiles(folder: Path) -> TileScore:
     """Share of labelled tiles the locator finds (quad IoU >= 0.5) in ``folder``
@@ -87,12 +94,7 @@ def score_tiles(folder: Path) -> TileScore:
         truth = read_yolo_quads(folder / "labels" / f"{path.stem}.txt", width, height)
         t0 = time.perf_counter()
         found = locate(image, game="nummix")
-        score.times_ms.append((time.perf_counter() - t0) * 1000)
-        matched, false = match(truth, found)
-        score.images += 1
-        score.labelled += len(truth)
-        score.found += matched
-        score.false_found += false
+        score.add(truth, found, (time.perf_counter() - t0) * 1000)
     return score
 
 
@@ -121,6 +123,17 @@ class SceneScore:
     def precision(self) -> float:
         return self.found / self.reported if self.reported else 0.0
 
+    def add(self, truth: list[npt.NDArray[np.float32]], found: Detections, ms: float
+            ) -> None:
+        """Count one scene: its visible pieces, what the locator found, how long it took."""
+        matched, _ = match(truth, found)
+        self.times_ms.append(ms)
+        self.scenes += 1
+        self.truth += len(truth)
+        self.found += matched
+        self.reported += len(found)
+        self.pieces.append(len(truth))
+
 
 def visible_truth(scene: object) -> list[npt.NDArray[np.float32]]:
     """The pieces a reader should find: not covered, at least half visible, and for
@@ -144,25 +157,14 @@ def score_scenes(game: str, *, difficulty: str = "normal", count: int = 20,
         truth = visible_truth(scene)
         t0 = time.perf_counter()
         found = locate(scene.image, game=game)
-        score.times_ms.append((time.perf_counter() - t0) * 1000)
-        matched, _ = match(truth, found)
-        score.scenes += 1
-        score.truth += len(truth)
-        score.found += matched
-        score.reported += len(found)
-        score.pieces.append(len(truth))
+        score.add(truth, found, (time.perf_counter() - t0) * 1000)
     return score
 
 
 # ---------------------------------------------------------------- report sections
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f} %"
-
-
 def bench_locate_real(*, quick: bool) -> Section:
     """Share of labelled tiles found in the real photos (all 179 when present)."""
-    from companion.benchmarks import Section
 
     rows: list[list[str]] = []
     folders = [("fixed subset (tests/data/real_tiles)", REAL_SUBSET)]
@@ -170,7 +172,7 @@ def bench_locate_real(*, quick: bool) -> Section:
         folders.insert(0, ("all photos (../shared/data/rummikub-photos)", REAL_FULL))
     for name, folder in folders:
         s = score_tiles(folder)
-        rows.append([name, str(s.images), str(s.labelled), _pct(s.recall),
+        rows.append([name, str(s.images), str(s.labelled), percent(s.recall),
                      str(s.false_found), f"{s.median_ms:.0f}"])
     return Section(
         "Vision: locating tiles in real photos",
@@ -188,7 +190,6 @@ def bench_locate_real(*, quick: bool) -> Section:
 
 def bench_locate_scenes(*, quick: bool) -> Section:
     """Locate recall and precision per game on rendered scenes, normal and hard."""
-    from companion.benchmarks import Section
     from companion.synth import GAMES
 
     count = 5 if quick else 30
@@ -196,8 +197,8 @@ def bench_locate_scenes(*, quick: bool) -> Section:
     for game in GAMES:
         for difficulty in ("normal", "hard"):
             s = score_scenes(game, difficulty=difficulty, count=count)
-            rows.append([game, difficulty, str(s.scenes), str(s.truth), _pct(s.recall),
-                         _pct(s.precision), f"{statistics.median(s.times_ms):.0f}"])
+            rows.append([game, difficulty, str(s.scenes), str(s.truth), percent(s.recall),
+                         percent(s.precision), f"{statistics.median(s.times_ms):.0f}"])
     return Section(
         "Vision: locating pieces in rendered scenes",
         ["game", "difficulty", "scenes", "visible pieces", "found (IoU ≥ 0.5)",
@@ -213,7 +214,6 @@ def bench_locate_scenes(*, quick: bool) -> Section:
 def bench_read(*, quick: bool) -> Section:
     """Whole read (locate + classify, model loaded) per 1280×720 rendered scene, and the
     time to load a model once."""
-    from companion.benchmarks import Section
     from companion.synth import render_scene
     from companion.vision.classify import MODELS_DIR, load_model
     from companion.vision.pipeline import read_image
@@ -251,7 +251,7 @@ def bench_read(*, quick: bool) -> Section:
         rows.append([f"read {game}", f"{statistics.median(pieces):.0f}",
                      f"{statistics.median(locates):.0f}", f"{statistics.median(classifies):.0f}",
                      f"{statistics.median(totals):.0f}", f"{statistics.median(cpus):.0f}",
-                     f"{_pct(asked / found) if found else '–'} ({photos_asked}/{count} photos)"])
+                     f"{percent(asked / found) if found else '–'} ({photos_asked}/{count} photos)"])
     return Section(
         "Vision: time to read a photo",
         ["what", "pieces found (median)", "locate ms", "classify ms", "total ms (median)",

@@ -7,19 +7,17 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from companion.benchmarks import Section, percent
 from companion.vision.bench import (
     REAL_FULL,
     REAL_SUBSET,
     SceneScore,
     TileScore,
-    match,
     read_yolo_quads,
     visible_truth,
 )
@@ -28,21 +26,10 @@ from companion.vision.images import load_image
 from companion.vision.locate import locate
 from companion.vision.segment import locate_learned
 
-if TYPE_CHECKING:
-    from companion.benchmarks import Section
-
 Locator = Callable[..., Detections]
 LOCATORS: dict[str, Locator] = {"learned": locate_learned, "classical": locate}
 BENCH_SEED = 50_000
 """The same fresh seeds as the classical locator's benchmark (training uses 1 000 000…)."""
-
-
-@dataclass
-class Comparison:
-    """Both locators' scores on the same images."""
-
-    learned: SceneScore | TileScore
-    classical: SceneScore | TileScore
 
 
 def _time(fn: Locator, image: npt.NDArray[np.uint8], game: str) -> tuple[Detections, float]:
@@ -63,15 +50,7 @@ def compare_scenes(game: str, *, difficulty: str = "normal", count: int = 20,
         scene = render_scene(game, seed=seed + i, difficulty=difficulty)
         truth = visible_truth(scene)
         for name in which:
-            found, ms = _time(LOCATORS[name], scene.image, game)
-            matched, _ = match(truth, found)
-            s = scores[name]
-            s.times_ms.append(ms)
-            s.scenes += 1
-            s.truth += len(truth)
-            s.found += matched
-            s.reported += len(found)
-            s.pieces.append(len(truth))
+            scores[name].add(truth, *_time(LOCATORS[name], scene.image, game))
     return scores
 
 
@@ -85,19 +64,8 @@ def compare_tiles(folder: Path, *, which: tuple[str, ...] = ("learned", "classic
         height, width = image.shape[:2]
         truth = read_yolo_quads(folder / "labels" / f"{path.stem}.txt", width, height)
         for name in which:
-            found, ms = _time(LOCATORS[name], image, "nummix")
-            matched, false = match(truth, found)
-            s = scores[name]
-            s.times_ms.append(ms)
-            s.images += 1
-            s.labelled += len(truth)
-            s.found += matched
-            s.false_found += false
+            scores[name].add(truth, *_time(LOCATORS[name], image, "nummix"))
     return scores
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f} %"
 
 
 def _winner(learned: float, classical: float) -> str:
@@ -109,7 +77,6 @@ def _winner(learned: float, classical: float) -> str:
 def bench_locate_learned(*, quick: bool) -> Section:
     """Learned versus classical locator: recall, precision and time per game and
     difficulty on the same rendered scenes, and on the real tile photos."""
-    from companion.benchmarks import Section
     from companion.synth import GAMES
 
     count = 5 if quick else 30
@@ -119,8 +86,8 @@ def bench_locate_learned(*, quick: bool) -> Section:
             sc = compare_scenes(game, difficulty=difficulty, count=count)
             le, cl = sc["learned"], sc["classical"]
             rows.append([game, difficulty, str(le.truth),
-                         f"{_pct(le.recall)} / {_pct(le.precision)}",
-                         f"{_pct(cl.recall)} / {_pct(cl.precision)}",
+                         f"{percent(le.recall)} / {percent(le.precision)}",
+                         f"{percent(cl.recall)} / {percent(cl.precision)}",
                          f"{statistics.median(le.times_ms):.0f} / "
                          f"{statistics.median(cl.times_ms):.0f}",
                          _winner(le.recall, cl.recall)])
@@ -131,8 +98,8 @@ def bench_locate_learned(*, quick: bool) -> Section:
         tl = compare_tiles(folder)
         lt, ct = tl["learned"], tl["classical"]
         rows.append([name, "", str(lt.labelled),
-                     f"{_pct(lt.recall)} / {lt.false_found} unmatched",
-                     f"{_pct(ct.recall)} / {ct.false_found} unmatched",
+                     f"{percent(lt.recall)} / {lt.false_found} unmatched",
+                     f"{percent(ct.recall)} / {ct.false_found} unmatched",
                      f"{lt.median_ms:.0f} / {ct.median_ms:.0f}",
                      _winner(lt.recall, ct.recall)])
     return Section(
