@@ -43,8 +43,7 @@ class CameraProfile:
         return np.array(self.camera_matrix, np.float64)
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"kind": "camera", **asdict(self)}, indent=2))
+        save_profile(path, "camera", self)
 
     @classmethod
     def load(cls, path: Path) -> CameraProfile:
@@ -55,6 +54,13 @@ class CameraProfile:
                        int(data["views_used"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(str(path), f"not a camera profile ({exc})") from None
+
+
+def save_profile(path: Path, kind: str, profile: Any) -> None:
+    """Write a profile dataclass as JSON tagged with its ``kind`` (read back by
+    ``_load_profile``), making the folder when needed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"kind": kind, **asdict(profile)}, indent=2))
 
 
 def _load_profile(path: Path, kind: str) -> dict[str, Any]:

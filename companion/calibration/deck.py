@@ -11,17 +11,16 @@ at read time it is applied to the white-balanced image before the pieces are cla
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 import numpy.typing as npt
 
-from companion.calibration.camera import _load_profile
+from companion.calibration.camera import _load_profile, save_profile
 from companion.games.base import InputError
 from companion.synth.pieces import (
     ELEMENT_INK,
@@ -209,8 +208,7 @@ class DeckProfile:
         return apply_colour_matrix(image, self.colour_matrix)
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"kind": "deck", **asdict(self)}, indent=2))
+        save_profile(path, "deck", self)
 
     @classmethod
     def load(cls, path: Path) -> DeckProfile:

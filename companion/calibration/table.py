@@ -6,16 +6,20 @@ markers no seats, without the grey card the balance comes from the pieces' own w
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 import numpy.typing as npt
 
-from companion.calibration.camera import CameraProfile, _load_profile, undistort
+from companion.calibration.camera import (
+    CameraProfile,
+    _load_profile,
+    save_profile,
+    undistort,
+)
 from companion.calibration.markers import (
     GREY_CARD_ID,
     SEAT_IDS,
@@ -56,8 +60,7 @@ class TableProfile:
     white_source: str  # "grey card", "pieces' white" or "none"
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"kind": "table", **asdict(self)}, indent=2))
+        save_profile(path, "table", self)
 
     @classmethod
     def load(cls, path: Path) -> TableProfile:
