@@ -257,7 +257,7 @@ def _straighten(image: npt.NDArray[np.uint8], found: Detections) -> Detections:
     grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     quads = found.quads.copy()
     for i, kind in enumerate(found.kinds):
-        if kind in LARGE_KINDS or kind == "token":
+        if kind != "nummix_tile":
             continue
         quad = quads[i]  # (turned in place: the corner order is kept)
         centre = quad.mean(axis=0)
@@ -320,14 +320,11 @@ def _on_marker(quad: npt.NDArray[np.float32], markers: Sequence[Marker]) -> bool
     return False
 
 
-def _pixel_rect(ys: npt.NDArray[np.intp], xs: npt.NDArray[np.intp]
-                ) -> tuple[tuple[float, float], tuple[float, float], float]:
-    """cv2.minAreaRect of pixels taken as unit squares (so one pixel is 1 wide)."""
-    pts = np.column_stack([xs, ys]).astype(np.float32)
-    pts = np.concatenate([pts + d for d in np.float32([(0, 0), (1, 0), (0, 1), (1, 1)])])
-    hull = cv2.convexHull(pts)
-    rect: tuple[tuple[float, float], tuple[float, float], float] = cv2.minAreaRect(hull)
-    return rect
+def _pixel_corners(points: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """The four corners of every pixel at ``points`` (x, y of their top-left corners), so
+    a shape fitted to them takes each pixel as a unit square (one pixel is 1 wide)."""
+    return np.concatenate([points + d for d in np.float32([(0, 0), (1, 0), (0, 1), (1, 1)])]
+                          ).astype(np.float32)
 
 
 def _outline(whole: npt.NDArray[np.float32], owner: npt.NDArray[np.int32], n: int,
@@ -352,8 +349,7 @@ def _outline(whole: npt.NDArray[np.float32], owner: npt.NDArray[np.int32], n: in
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     if not contours:
         return None
-    edge = max(contours, key=cv2.contourArea).reshape(-1, 2).astype(np.float32)
-    pts = np.concatenate([edge + d for d in np.float32([(0, 0), (1, 0), (0, 1), (1, 1)])])
+    pts = _pixel_corners(max(contours, key=cv2.contourArea).reshape(-1, 2))
     (cx, cy), (rw, rh), angle = cv2.minAreaRect(pts)
     hull = cv2.convexHull(pts).reshape(-1, 2) / up + np.float32([gx0, gy0])
     return ((cx / up + gx0, cy / up + gy0), (rw / up, rh / up), angle), hull
@@ -420,7 +416,8 @@ def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *
         bw, bh = stat[cv2.CC_STAT_WIDTH], stat[cv2.CC_STAT_HEIGHT]
         sub = comp[y0:y0 + bh, x0:x0 + bw] == n
         ys, xs = np.nonzero(sub)
-        (cx, cy), (rw, rh), angle = _pixel_rect(ys + y0, xs + x0)
+        pixels = _pixel_corners(np.column_stack([xs + x0, ys + y0]))
+        (cx, cy), (rw, rh), angle = cv2.minAreaRect(cv2.convexHull(pixels))
         rect = ((cx, cy), (rw / INTERIOR, rh / INTERIOR), angle)
         outline = None if kind == "token" else _outline(whole, owner, k, (x0, y0, bw, bh))
         grown_area = rect[1][0] * rect[1][1]
@@ -440,8 +437,6 @@ def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *
         quads.append(short_edge_first(box))
         kinds.append(kind)
         confs.append(float(1.0 - prob[0, y0:y0 + bh, x0:x0 + bw][sub].mean()))
-    if not quads:
-        return Detections.empty()
     return Detections(np.asarray(quads, np.float32), _rox_kinds(quads, kinds),
                       confidences=np.asarray(confs, np.float32))
 
