@@ -5,13 +5,14 @@ tile photos, with camera-like augmentation. numpy/OpenCV only (no torch here).""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import cv2
 import numpy as np
 import numpy.typing as npt
 
 from companion.vision.colour import white_balance
-from companion.vision.detections import rectify
+from companion.vision.detections import quad_iou, rectify, rotate_quad
 
 Image = npt.NDArray[np.uint8]
 
@@ -114,6 +115,23 @@ def scene_crops(spec: ModelSpec, *, seed: int, scenes: int, rng: np.random.Gener
     return crops, labels
 
 
+def _matched_upright(quad: npt.ArrayLike, truth: list[Any]
+                     ) -> tuple[Any, int, npt.NDArray[np.float32]] | None:
+    """The truth piece a located ``quad`` overlaps at IoU >= 0.5 (the best one), the
+    number of quarter turns that start the quad at the corner nearest the piece's
+    upright top-left, and the quad so turned; None when no piece overlaps enough."""
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    if not truth:
+        return None
+    best = max(truth, key=lambda p: quad_iou(p.quad, q))
+    if quad_iou(best.quad, q) < 0.5:
+        return None
+    target = np.asarray(best.quad, np.float32).reshape(4, 2)
+    turns = [rotate_quad(q, t) for t in range(4)]
+    k = int(np.argmin([float(np.linalg.norm(t - target, axis=1).sum()) for t in turns]))
+    return best, k, turns[k]
+
+
 def located_crops(spec: ModelSpec, *, seed: int, scenes: int, rng: np.random.Generator
                   ) -> tuple[list[Image], list[str]]:
     """Crops through the quads the default locator (``segment.locate_learned``) returns on
@@ -124,7 +142,6 @@ def located_crops(spec: ModelSpec, *, seed: int, scenes: int, rng: np.random.Gen
     tries (0° or 180°); quads a quarter turn off are skipped."""
     from companion.synth import render_scene
     from companion.vision.classify import portrait_first
-    from companion.vision.detections import quad_iou, rotate_quad
     from companion.vision.segment import locate_learned
 
     crops, labels = [], []
@@ -139,17 +156,11 @@ def located_crops(spec: ModelSpec, *, seed: int, scenes: int, rng: np.random.Gen
         for k in range(len(found.quads)):
             if found.kinds[k] not in peers or not truth:  # Rox: classify settles the kind
                 continue
-            quad = np.asarray(found.quads[k], np.float32).reshape(4, 2)
-            best = max(truth, key=lambda p: quad_iou(p.quad, quad))
-            if quad_iou(best.quad, quad) < 0.5:
+            quad = portrait_first(found.quads[k], spec.size)
+            matched = _matched_upright(quad, truth)
+            if matched is None or matched[1] % 2:
                 continue
-            start = portrait_first(quad, spec.size)
-            target = np.asarray(best.quad, np.float32).reshape(4, 2)
-            turns = [rotate_quad(start, t) for t in range(4)]
-            off = [float(np.linalg.norm(q - target, axis=1).sum()) for q in turns]
-            if int(np.argmin(off)) % 2:
-                continue
-            upright = turns[int(np.argmin(off))]
+            best, _, upright = matched
             crops.append(augment(rectify(balanced, upright, size=spec.size), rng))
             labels.append(best.label)
     return crops, labels
@@ -245,7 +256,6 @@ def located_rox_edge_crops(spec: ModelSpec, *, seed: int, scenes: int,
     16 symbols: the reader's imperfect quads, a tilted camera, the table's light."""
     from companion.synth import render_scene
     from companion.vision.classify import ROX_EDGE_SIDE, rox_edge_patches
-    from companion.vision.detections import quad_iou, rotate_quad
     from companion.vision.segment import locate_learned
 
     crops: list[Image] = []
@@ -261,13 +271,10 @@ def located_rox_edge_crops(spec: ModelSpec, *, seed: int, scenes: int,
         for quad in found.quads:
             if not truth:
                 break
-            best = max(truth, key=lambda p: quad_iou(p.quad, quad))
-            if quad_iou(best.quad, quad) < 0.5:
+            matched = _matched_upright(quad, truth)
+            if matched is None:
                 continue
-            target = np.asarray(best.quad, np.float32).reshape(4, 2)
-            turns = [rotate_quad(quad, t) for t in range(4)]
-            upright = turns[int(np.argmin([np.linalg.norm(q - target, axis=1).sum()
-                                           for q in turns]))]
+            best, _, upright = matched
             square = augment(rectify(balanced, upright, size=(side, side)), rng)
             crops += list(rox_edge_patches(square, spec.size[0]))
             labels += list(best.extra["edge_sequence"])
