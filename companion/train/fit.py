@@ -83,8 +83,9 @@ def train(spec: ModelSpec, *, seed: int, out: Path, epochs: int = 10, scenes: in
         accuracy = evaluate(model, xv, yv, oriented=spec.oriented)
         log(f"epoch {epoch + 1}/{epochs}: loss {total / len(fit):.3f}, "
             f"held-out label accuracy {accuracy:.4f} ({time.perf_counter() - t0:.0f}s)")
-    temperature = fit_temperature(model, xv, yv)
-    sure = typical_sureness(model, xv, yv, temperature)
+    held_out = logits_of(model, xv)
+    temperature = fit_temperature(held_out, yv)
+    sure = typical_sureness(held_out, yv, temperature)
     log(f"temperature {temperature:.3f}, typical sureness {sure:.3f} (held-out crops)")
     export(model, spec, out, temperature=temperature, sure=sure)
     return {"model": spec.name, "crops": len(y), "held_out": n_val,
@@ -94,28 +95,28 @@ def train(spec: ModelSpec, *, seed: int, out: Path, epochs: int = 10, scenes: in
             "located": located}
 
 
-def fit_temperature(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
+def logits_of(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """The model's class scores for crops ``x`` (eval mode, no gradients, 512 at a time)."""
+    model.eval()
+    with torch.no_grad():
+        return torch.cat([model(x[i:i + 512]) for i in range(0, len(x), 512)])
+
+
+def fit_temperature(logits: torch.Tensor, y: torch.Tensor) -> float:
     """The temperature T that makes softmax(logits / T) best match the held-out crops'
     labels (least negative log-likelihood, T searched on a log grid): label smoothing in
     training leaves the raw probabilities too timid, and the reader multiplies them (a
     Rox card's 16 edge symbols) and compares them with a threshold."""
-    model.eval()
-    with torch.no_grad():
-        logits = torch.cat([model(x[i:i + 512]) for i in range(0, len(x), 512)])
     grid = np.exp(np.linspace(np.log(0.5), np.log(3.0), 61))
     losses = [float(nn.functional.cross_entropy(logits / float(t), y)) for t in grid]
     return round(float(grid[int(np.argmin(losses))]), 4)
 
 
-def typical_sureness(model: nn.Module, x: torch.Tensor, y: torch.Tensor,
-                     temperature: float) -> float:
+def typical_sureness(logits: torch.Tensor, y: torch.Tensor, temperature: float) -> float:
     """The median top probability (at ``temperature``) of the held-out crops the model
     reads right: how sure it is of a plain right reading. Label smoothing keeps it under
     1, so a product over many readings (a Rox card's 16 symbols) is measured against
     this, not against certainty."""
-    model.eval()
-    with torch.no_grad():
-        logits = torch.cat([model(x[i:i + 512]) for i in range(0, len(x), 512)])
     probs = torch.softmax(logits / temperature, dim=1)
     right = probs.argmax(1) == y
     top = probs.max(1).values[right]
@@ -124,9 +125,7 @@ def typical_sureness(model: nn.Module, x: torch.Tensor, y: torch.Tensor,
 
 def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, oriented: bool) -> float:
     """Share of crops whose label (orientation aside) is the top class."""
-    model.eval()
-    with torch.no_grad():
-        pred = torch.cat([model(x[i:i + 512]) for i in range(0, len(x), 512)]).argmax(1)
+    pred = logits_of(model, x).argmax(1)
     if oriented:
         pred, y = pred // 2, y // 2
     return float((pred == y).float().mean())
