@@ -303,11 +303,18 @@ def _neighbour(xy: tuple[float, float]) -> tuple[int, int] | None:
     return int(step[0]), int(step[1])
 
 
-def _snap_image(quads: npt.NDArray[np.float64], group: list[int]) -> Cells:
+def _group_frames(quads: npt.NDArray[np.float64], group: list[int]) -> dict[int, Frame]:
+    """Each tile of a group in the group's shared frame (its tiles' axes averaged, each
+    tile at its own centre): steadier than the tile's own."""
+    own = [frame(quads[i]) for i in group]
+    return {i: _shared(own, f.centre) for i, f in zip(group, own, strict=True)}
+
+
+def _snap_image(quads: npt.NDArray[np.float64], group: list[int],
+                frames: dict[int, Frame] | None = None) -> Cells:
     """Cells of a touching group, walking from tile to neighbour in the group's shared
-    frame (its tiles' axes averaged, each tile at its own centre)."""
-    own = {i: frame(quads[i]) for i in group}
-    frames = {i: _shared(list(own.values()), own[i].centre) for i in group}
+    frame (``_group_frames``, computed here unless given)."""
+    frames = frames if frames is not None else _group_frames(quads, group)
     cells: Cells = {group[0]: (0, 0)}
     todo = [group[0]]
     while todo:
@@ -325,13 +332,10 @@ def _snap_image(quads: npt.NDArray[np.float64], group: list[int]) -> Cells:
 
 def _grids(quads: npt.NDArray[np.float64], groups: list[list[int]]) -> list[Cells]:
     """Groups snapped to cells; groups on one lattice near each other share a grid."""
-    frames = {}
-    for g in groups:  # each tile in its group's shared frame: steadier than its own
-        own = [frame(quads[i]) for i in g]
-        frames.update({i: _shared(own, f.centre) for i, f in zip(g, own, strict=True)})
+    frames = {i: f for g in groups for i, f in _group_frames(quads, g).items()}
     grids: list[Cells] = []
     for g in sorted(groups, key=len, reverse=True):
-        cells = _snap_image(quads, g)
+        cells = _snap_image(quads, g, frames)
         for k, grid in enumerate(grids):
             joined = _join(frames, grid, cells)
             if joined is not None:

@@ -155,7 +155,7 @@ def _play(detections: Detections, frames: dict[int, Any], order: list[tuple[str,
     right = frames[sheet].right
     for i in list(played):  # a 6 turned over is a 9: trust neither against the sheet
         label = str(detections.labels[i])
-        if label[-1:] in ("6", "9") and label[1:] in ("6", "9") and float(
+        if label[1:] in ("6", "9") and float(
                 frame(detections.quads[i]).down @ frames[sheet].down) < 0:
             played.remove(i)
             result.unknown.append({"piece": i, "what": "card", "why": (
