@@ -8,6 +8,10 @@ Kitties are grouped by the way their cards face: a kitty lies in front of its pl
 reading upright for them, so each card's top-to-bottom direction points to its owner's
 seat. Groups are the clusters of that direction; a kitty's stacks are listed left to
 right as its owner sees them.
+
+A card's face cannot always tell up from down (an 8 or an 11 reads the same turned
+round, and the corner indices are printed both ways), so a card that faces against
+the other cards beside it, is turned round before grouping (``_settle_turns``).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from companion.readers.common import (
     Frame,
     ReadState,
     SeatMark,
+    angle_diff,
     assign,
     circular_groups,
     frame,
@@ -37,6 +42,11 @@ SEAT_GAP = math.radians(25)
 SEAT_DISTANCE = 1.0
 """A seat marker lies about a card's height behind its kitty (in the owner's
 direction); the marker nearest that point is the kitty's seat."""
+NEIGHBOUR_REACH = (1.8, 0.6)
+"""Cards of one kitty lie side by side: a neighbour's centre is within this many card
+widths across and card heights along the card's own frame."""
+OUTWARD_WEIGHT = 1.0
+"""Weight of "cards face away from the table's centre" against one neighbour's vote."""
 FIRST_SEAT_DIRECTION = math.pi / 2
 """Without seat markers P1 is the seat nearest the camera (the photo's bottom edge,
 image angle +90°); the others follow clockwise."""
@@ -57,7 +67,7 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
             result.unknown.append(problem)
             bad.add(i)
         good.append(i)  # an unsure card still shows where a kitty and a stack are
-    frames = {i: frame(detections.quads[i]) for i in good}
+    frames = _settle_turns({i: frame(detections.quads[i]) for i in good}, detections)
     seat_marks = seats(markers, profile, players)
     count = len(seat_marks) if seat_marks else (len(players) if players else None)
     groups = [[good[k] for k in g] for g in circular_groups(
@@ -87,6 +97,59 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
 
 def _is_card(label: str) -> bool:
     return label.isdigit() and 1 <= int(label) <= 15
+
+
+def _settle_turns(frames: dict[int, Frame], detections: Detections) -> dict[int, Frame]:
+    """Frames with the cards of each row of side-by-side cards facing one way: the way
+    most of them face (weighted by confidence), with a vote for facing away from the
+    cards' centre, where the players sit. The face alone cannot tell up from down for
+    some numbers."""
+    keys = list(frames)
+    if len(keys) < 2:
+        return frames
+    rows = _side_by_side(frames)
+    middle = np.mean([f.centre for f in frames.values()], axis=0)
+    settled = dict(frames)
+    for row in rows:
+        ref = frames[row[0]].down_angle
+        vote = sum(float(detections.confidences[i]) * math.cos(frames[i].down_angle - ref)
+                   for i in row)
+        centre = np.mean([frames[i].centre for i in row], axis=0)
+        outward = centre - middle
+        if len(rows) >= 2 and np.linalg.norm(outward) > 0.5 * frames[row[0]].height:
+            vote += OUTWARD_WEIGHT * math.cos(math.atan2(outward[1], outward[0]) - ref)
+        way = ref if vote >= 0 else ref + math.pi
+        for i in row:
+            f = frames[i]
+            if math.cos(f.down_angle - way) < 0:
+                settled[i] = Frame(f.centre, -f.right, -f.down)
+    return settled
+
+
+def _side_by_side(frames: dict[int, Frame]) -> list[list[int]]:
+    """Groups of cards lying side by side (same axis, neighbours within
+    ``NEIGHBOUR_REACH``), by linking neighbours."""
+    keys = list(frames)
+    parent = {i: i for i in keys}
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for a, i in enumerate(keys):
+        f = frames[i]
+        for j in keys[a + 1:]:
+            g = frames[j]
+            if angle_diff(2 * f.down_angle, 2 * g.down_angle) > 2 * SEAT_GAP:
+                continue
+            x, y = f.local(g.centre)
+            if abs(x) <= NEIGHBOUR_REACH[0] and abs(y) <= NEIGHBOUR_REACH[1]:
+                parent[root(j)] = root(i)
+    rows: dict[int, list[int]] = {}
+    for i in keys:
+        rows.setdefault(root(i), []).append(i)
+    return list(rows.values())
 
 
 def _along(frames: dict[int, Frame], group: list[int], i: int) -> float:

@@ -160,7 +160,7 @@ def _layout_nox(setup: GameSetup, L: _Layout) -> list[tuple[float, float, float,
         a = math.radians(ang)
         # the kitty lies in front of its player, reading upright for them
         cx, cy = radius * math.cos(a), radius * math.sin(a)
-        facing = ang + 90.0  # card tops point to the table centre
+        facing = ang - 90.0  # card tops point to the table centre, bottoms to the player
         stacks = setup.state["kitties"][p]
         gap = rng.uniform(4, 14)
         step = 59 + gap

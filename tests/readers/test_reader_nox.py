@@ -118,3 +118,18 @@ def test_profile_seats_stand_in_for_seat_markers() -> None:
                       profile=profile)
     assert read.state["players"] == scene.state["players"]
     assert read.state["kitties"] == nox_tops(scene.state)
+
+
+def test_a_card_read_upside_down_is_turned_back_to_its_kitty() -> None:
+    """An 8 or an 11 reads the same turned round: the cards beside it decide."""
+    from companion.vision.detections import rotate_quad
+
+    scene = next(s for s in scenes("normal") if not s.camera["markers"]
+                 and max(len(k) for k in s.state["kitties"].values()) >= 3)
+    dets = detections_from_scene(scene)
+    quads = dets.quads.copy()
+    cards = [i for i in dets if dets.kinds[i] == "nox_card"]
+    for i in cards[::3]:  # every third card as if read upside down
+        quads[i] = rotate_quad(quads[i], 2)
+    read = read_state("nox", dets.with_fields(quads=quads), image_shape=scene.image.shape)
+    assert compare(scene, read).state, compare(scene, read).why

@@ -11,11 +11,12 @@ from companion.synth import render_scene
 from companion.vision.bench import match, score_scenes, visible_truth
 from companion.vision.locate import KINDS, locate
 
-# Recall and precision measured on seeds 900-902 (normal difficulty); the floors sit
+# Recall and precision measured on seeds 900-902 (normal difficulty; Nox re-measured
+# after its kitties were turned to face their players); the floors sit
 # just under them (a little room for the renderer's own changes).
 # The goal is 99.5 % (see docs/vision.md for what is still missing per game).
-MEASURED = {"nummix": 0.89, "nox": 0.81, "qwixx": 0.77, "rox": 0.51, "catbox": 0.18}
-PRECISION = {"nummix": 0.82, "nox": 0.78, "qwixx": 0.73, "rox": 0.32, "catbox": 0.57}
+MEASURED = {"nummix": 0.89, "nox": 0.76, "qwixx": 0.77, "rox": 0.51, "catbox": 0.18}
+PRECISION = {"nummix": 0.82, "nox": 0.72, "qwixx": 0.73, "rox": 0.32, "catbox": 0.57}
 
 
 @pytest.mark.parametrize("game", sorted(MEASURED))
