@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.synth.pieces import INK, PIECE_MM, qwixx_row_numbers, qwixx_sheet_layout
+from companion.vision.align import align_to_layout
 from companion.vision.colour import white_balance
 
 Image = npt.NDArray[np.uint8]
@@ -167,6 +168,7 @@ def _warp(image: Image, quad: Quad, size: tuple[int, int]) -> Image:
 
 def _pad_boxes(image: Image, quad: Quad) -> tuple[Placed, float]:
     upright, margin = _orientation(image, quad)
+    upright, _ = align_to_layout(image, upright, "qwixx_sheet")
     W, H = 1.0, 1.0
     src = np.array([[0, 0], [W, 0], [W, H], [0, H]], np.float32)
     h = cv2.getPerspectiveTransform(src, upright)

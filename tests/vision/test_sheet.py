@@ -85,3 +85,22 @@ def test_classify_fills_boxes_and_the_reader_builds_the_sheet(rendered) -> None:
                                             if b["row"] == row and b["value"] != "lock")
     assert sorted(sheet["locks"]) == sorted(b["row"] for b in sure if b["value"] == "lock")
     assert sheet["fouls"] == sum(b["row"] == "foul" for b in sure)
+
+
+def test_a_located_quad_off_the_sheet_is_pulled_onto_its_printed_rows(rendered) -> None:
+    """The located outline can miss a strip of the sheet: aligning the layout's coloured
+    rows (companion.vision.align) brings the corners back to within a few pixels."""
+    from companion.vision.align import align_to_layout
+
+    rng = np.random.default_rng(3)
+    before, after = [], []
+    for scene, piece, _ in rendered:
+        truth = np.asarray(piece.quad, np.float32)
+        side = float(np.linalg.norm(truth[1] - truth[0]))
+        off = truth + rng.uniform(-0.05, 0.05, (4, 2)).astype(np.float32) * side
+        refined, fit = align_to_layout(scene.image, off, "qwixx_sheet")
+        before.append(float(np.max(np.linalg.norm(off - truth, axis=1))))
+        after.append(float(np.max(np.linalg.norm(refined - truth, axis=1))))
+        assert -1.0 <= fit <= 1.0
+    assert np.median(after) < 0.35 * np.median(before), (before, after)
+    assert np.median(after) < 4.0

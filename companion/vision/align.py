@@ -1,0 +1,129 @@
+"""Fit a sheet's or board's quad to its printed layout: the located outline is only as
+good as the paper's visible edge (cut by a card lying on it, a corner lost in glare),
+but the coloured rows printed on it are seen whole. The quad is refined by ECC image
+alignment (Evangelidis & Psarakis 2008, ``cv2.findTransformECC``) of the layout's
+colour pattern to the photo's colourfulness, a homography, from the located quad.
+
+Only the layout's geometry is assumed (where the coloured rows lie: the same table the
+sheet reader places its boxes from), not its artwork or its colours.
+
+Used for the Qwixx pad. The Cat in the Box board was tried and left out: its cells
+repeat every ninth of its width, so a fit can slip by a whole column (a column washed
+out by a lamp's glare), and held to less than half a cell it changed nothing.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from companion.synth.pieces import PIECE_MM, qwixx_sheet_layout
+
+Image = npt.NDArray[np.uint8]
+Quad = npt.NDArray[np.float32]
+
+LONG_SIDE = (120, 240)
+"""The template's long side in pixels, coarse then fine: the coarse fit reaches further,
+the fine one places the rows and cells to a pixel or two."""
+MARGIN = 0.12
+"""The photo is sampled this share of the template's size beyond the located quad on
+every side, so an outline that was found too small can grow."""
+MAX_SHIFT = 0.12
+"""A refined corner may move at most this share of the quad's diagonal; a larger move
+means the alignment went astray and the located quad is kept."""
+MIN_GAIN = 0.02
+"""The refined fit must correlate this much better than the located one to be used."""
+ITERATIONS = 30
+
+
+def layout_template(kind: str, long_side: int) -> npt.NDArray[np.float32]:
+    """The colourful parts of a piece's face (1 where the print is coloured, a lower
+    level for pale boxes, 0 for the white paper), upright, ``long_side`` pixels wide."""
+    w_mm, h_mm = PIECE_MM[kind]
+    W, H = long_side, round(long_side * h_mm / w_mm)
+    out = np.zeros((H, W), np.float32)
+
+    def fill(rect: tuple[float, float, float, float], level: float) -> None:
+        x0, y0, x1, y1 = (round(v) for v in rect)
+        out[y0:y1, x0:x1] = level
+
+    if kind == "qwixx_sheet":
+        layout = qwixx_sheet_layout(W, H)
+        top, row_h = H * 0.16, H * 0.16
+        for i, row in enumerate(("red", "yellow", "green", "blue")):
+            fill((W * 0.03, top + i * row_h, W * 0.97, top + (i + 1) * row_h), 1.0)
+            for rect in layout[row]:
+                fill(rect, 0.35)
+    else:
+        raise ValueError(f"no printed layout for {kind!r}")
+    return cv2.GaussianBlur(out, (0, 0), 1.0)
+
+
+def colourfulness(image: Image) -> npt.NDArray[np.float32]:
+    """Chroma (distance from grey in Lab's a*, b*) of a BGR image, 0..~1."""
+    lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB).astype(np.float32)
+    a, b = lab[..., 1] - 128.0, lab[..., 2] - 128.0
+    out: npt.NDArray[np.float32] = np.sqrt(a * a + b * b) / 100.0
+    return out
+
+
+def align_to_layout(image: Image, quad: npt.ArrayLike, kind: str) -> tuple[Quad, float]:
+    """``quad`` (image pixels, clockwise from the face's upright top-left) moved onto the
+    printed layout of ``kind`` as the photo shows it, and the fit's correlation (-1..1).
+    The quad comes back unchanged when the alignment fails or strays."""
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    located = refined = q
+    before = None
+    for long_side in LONG_SIDE:
+        template = layout_template(kind, long_side)
+        fitted = _fit(image, refined, template)
+        if before is None:
+            before = fitted[2]
+        if fitted[0] is None:
+            break
+        refined, after = fitted[0], fitted[1]
+    assert before is not None
+    diagonal = float(np.linalg.norm(q[2] - q[0]))
+    shift = float(np.max(np.linalg.norm(refined - located, axis=1)))
+    if refined is located or shift > MAX_SHIFT * diagonal or after < before + MIN_GAIN:
+        return located, before
+    return refined, after
+
+
+def _fit(image: Image, quad: Quad, template: npt.NDArray[np.float32]
+         ) -> tuple[Quad | None, float, float]:
+    """One ECC fit of ``template`` from ``quad``: (refined quad or None, correlation
+    after, correlation before)."""
+    H, W = template.shape
+    mx, my = round(W * MARGIN), round(H * MARGIN)
+    # the photo around the quad, warped so the quad lands at the template's place
+    canvas = np.array([[mx, my], [mx + W, my], [mx + W, my + H], [mx, my + H]], np.float32)
+    to_canvas = cv2.getPerspectiveTransform(quad, canvas)
+    view = cv2.warpPerspective(image, to_canvas, (W + 2 * mx, H + 2 * my),
+                               flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
+    seen = cv2.GaussianBlur(colourfulness(view), (0, 0), 1.0)
+    warp = np.array([[1, 0, mx], [0, 1, my], [0, 0, 1]], np.float32)
+    before = _correlation(template, seen, warp)
+    try:
+        after, warp = cv2.findTransformECC(
+            template, seen, warp, cv2.MOTION_HOMOGRAPHY,
+            (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, ITERATIONS, 1e-4), None, 3)
+    except cv2.error:
+        return None, before, before
+    corners = np.array([[[0, 0]], [[W, 0]], [[W, H]], [[0, H]]], np.float32)
+    on_canvas = cv2.perspectiveTransform(corners, warp.astype(np.float64))
+    refined = cv2.perspectiveTransform(on_canvas, np.linalg.inv(to_canvas)).reshape(4, 2)
+    if not np.all(np.isfinite(refined)):
+        return None, before, before
+    return refined.astype(np.float32), float(after), before
+
+
+def _correlation(template: npt.NDArray[np.float32], seen: npt.NDArray[np.float32],
+                 warp: npt.NDArray[np.float32]) -> float:
+    """Zero-mean normalised correlation of the template with the photo under ``warp``."""
+    H, W = template.shape
+    back = cv2.warpPerspective(seen, warp, (W, H), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
+    a = template - template.mean()
+    b = back - back.mean()
+    return float((a * b).sum() / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-9))
