@@ -2,7 +2,10 @@
 
 A row is a straight line of touching element cards (up to six). Its first card is the
 end nearer its player's seat marker; without seat markers, the left end as seen by the
-player who reads the row's cards upright. Each card brings its centre element (label)
+player who reads the row's cards upright. Element cards have no up, so without seat
+markers a row runs the way more of its links hold (a row is built link by link from
+its first card), and left to right in the photo when both ways hold as many; the note
+says so. Each card brings its centre element (label)
 and its 16 edge symbols counted per element (``data["edge"]``). The caller is not on
 the table: the user names them.
 """
@@ -72,6 +75,8 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
                     < np.linalg.norm(frames[row[0]].centre - seat.xy)):
                 row.reverse()  # the first card is the end nearer the seat
     else:
+        if not oriented:
+            rows = [_linked_way(row, detections.labels, edges) for row in rows]
         rows.sort(key=lambda row: float(np.mean([frames[i].centre[1] for i in row])))
         given = list(players) if players and len(players) >= len(rows) else None
         names = [given[k] if given else f"P{k + 1}" for k in range(len(rows))]
@@ -79,8 +84,9 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
             result.notes.append(
                 "no seat markers: rows named from the top of the photo down; each row read "
                 + ("from its left end as its player sees it" if oriented else
-                   "from its left end in the photo (which end faces its player cannot be "
-                   "seen: lay seat markers, or check the order)"))
+                   "the way more of its links hold, else from its left end in the photo "
+                   "(which end faces its player cannot be seen: lay seat markers, or "
+                   "check the order)"))
     out_rows: dict[str, list[dict[str, Any]]] = {}
     for name, row in zip(names, rows, strict=True):
         out_rows[name] = []
@@ -120,6 +126,27 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     state["rows"] = {p: out_rows.get(p, []) for p in order}
     result.state = state
     return result
+
+
+def _linked_way(row: list[int], labels: Sequence[str | None], edges: Sequence[Any]
+                ) -> list[int]:
+    """``row`` (left to right in the photo) turned round when more of its links hold
+    read from the other end (``rox.link``: a card's most frequent edge element is the
+    next card's centre). Every card with an element and counted edges votes, sure or
+    not: only the direction is decided here."""
+    def most(i: int) -> str | None:
+        edge = edges[i]
+        if not _edge_ok(edge) or not edge:
+            return None
+        best = max(edge.values())
+        top = [e for e, n in edge.items() if n == best]
+        return top[0] if len(top) == 1 else None
+
+    forward = backward = 0
+    for a, b in zip(row, row[1:], strict=False):
+        forward += most(a) is not None and most(a) == labels[b]
+        backward += most(b) is not None and most(b) == labels[a]
+    return row[::-1] if backward > forward else row
 
 
 def _edge_ok(edge: Any) -> bool:
