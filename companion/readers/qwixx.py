@@ -153,18 +153,19 @@ def _play(detections: Detections, frames: dict[int, Any], order: list[tuple[str,
 
     name, sheet = min(order, key=offset)
     right = frames[sheet].right
-    for i in list(played):  # a 6 turned over is a 9: trust neither against the sheet
-        label = str(detections.labels[i])
+    labels = {i: str(detections.labels[i]) for i in played}
+    for i in played:  # a 6 turned over is a 9: read as its player laid it
+        label = labels[i]
         if label[1:] in ("6", "9") and float(
                 frame(detections.quads[i]).down @ frames[sheet].down) < 0:
-            played.remove(i)
-            result.unknown.append({"piece": i, "what": "card", "why": (
-                f"read {label!r} upside down to its player's sheet: turned over, a 6 and a "
-                "9 look alike")})
+            labels[i] = label[0] + ("9" if label[1:] == "6" else "6")
+            result.notes.append(
+                f"card {i} read {label!r} upside down to {name}'s sheet: a played card "
+                f"lies the way its player reads it, so it is {labels[i]!r}")
     if not played:
         return None
     played.sort(key=lambda i: float(frame(detections.quads[i]).centre @ right))
-    cards = [str(detections.labels[i]) for i in played]
+    cards = [labels[i] for i in played]
     for k, i in enumerate(played):
         result.roles[i] = {"role": "played card", "player": name, "position": k + 1}
     return {"player": name, "cards": cards, "cross": [int(c[1:]) for c in cards]}
