@@ -152,3 +152,24 @@ def test_rox_scoring_cards_are_told_from_element_cards_by_shape_against_the_phot
                 same = found.kinds[int(np.argmax(ious))] == piece.kind
                 right, wrong = right + same, wrong + (not same)
     assert right >= 80 and wrong <= 0.04 * (right + wrong), (right, wrong)
+
+
+def test_board_tokens_found_in_colour_and_empty_cells_left_out() -> None:
+    """Tokens on the research board, looked for as circles in grey and in colour (a
+    yellow token on a pale yellow cell): nearly all found, few circles on empty cells."""
+    from companion.synth import render_scene
+    from companion.vision.locate import tokens_on_board
+
+    found = missed = stray = 0
+    for seed in range(60007, 60010):  # seed 60007 has a yellow token on a pale cell
+        scene = render_scene("catbox", seed=seed)
+        board = next(p for p in scene.pieces if p.kind == "catbox_board")
+        truth = [np.asarray(p.quad).mean(axis=0) for p in scene.pieces
+                 if p.kind == "token" and not p.covered and p.visible_fraction >= 0.5]
+        centres = [q.mean(axis=0) for q in tokens_on_board(scene.image,
+                                                           np.asarray(board.quad, np.float32))]
+        hits = [any(np.linalg.norm(c - t) < 8 for c in centres) for t in truth]
+        found, missed = found + sum(hits), missed + hits.count(False)
+        stray += sum(not any(np.linalg.norm(c - t) < 8 for t in truth) for c in centres)
+    assert found >= 30
+    assert missed <= 0.02 * found and stray <= 0.05 * found, (found, missed, stray)
