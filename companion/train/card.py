@@ -47,7 +47,8 @@ def write_card(summary: dict[str, Any], measured: dict[str, Any], models_dir: Pa
         f"# Model card: `{spec.name}`", "",
         f"Reads a {spec.kind.replace('_', ' ')} ({spec.game}) from a rectified "
         f"{w}×{h} BGR crop (white-balanced image, values 0–1) with onnxruntime on the "
-        "CPU. Used by `companion.vision.classify`.", "",
+        "CPU. Used by `companion.vision." + ("sheet" if spec.kind == "qwixx_box" else
+                                             "classify") + "`.", "",
         "## Classes", "",
         f"{classes}; labels in the check contract's notation, in output order "
         f"(`{spec.name}.labels.json`):", "",
@@ -57,6 +58,12 @@ def write_card(summary: dict[str, Any], measured: dict[str, Any], models_dir: Pa
         lines += ["Output 2·i is label i upright, 2·i+1 label i upside down. The reader scores "
                   "the crop as found and turned 180° and multiplies the matching pairs, so "
                   "the two views vote on label and orientation together.", ""]
+    if spec.kind == "qwixx_box":
+        lines += ["Input: one score-sheet box of the original pad (no markers), cut with a "
+                  "10 % margin where the sheet reader places it (`sheet.box_crops`). Its "
+                  "probability of `crossed` is the box's (confidence 2·|p − ½|); our printed "
+                  "sheet, and the pad when this model is missing, are read by the logistic "
+                  "model over the box's ink statistics.", ""]
     if spec.kind == "rox_edge":
         lines += ["Input: one of the 16 edge-symbol patches cut from a 96×96 rectified Rox "
                   "card at `classify.rox_edge_places`; the reader counts the 16 readings.", ""]
@@ -66,7 +73,13 @@ def write_card(summary: dict[str, Any], measured: dict[str, Any], models_dir: Pa
         "global average pooling, dropout, one linear layer. ONNX opset 17.", "",
         "## Training data", "",
     ]
-    if spec.kind == "rox_edge":
+    if spec.kind == "qwixx_box":
+        lines.append(f"- The 52 boxes of every Qwixx sheet at least 90 % in view in "
+                     f"{summary['scenes']} rendered scenes (normal/hard), placed from the "
+                     "sheet's true quad (any start corner, jittered by 1 %) and from the quad "
+                     "the default locator returns for it, labelled by the scene's sheet: "
+                     "crosses are an X, a stroke or a filled box in one of several pens.")
+    elif spec.kind == "rox_edge":
         lines.append(f"- {summary['faces'] // 16} Rox cards rendered by `companion.synth` "
                      "with random edge counts and looks, any quarter turn, 16 patches each.")
     else:
@@ -122,8 +135,12 @@ def write_card(summary: dict[str, Any], measured: dict[str, Any], models_dir: Pa
                      f"right way up: {pct(measured['real_turned'])} of the tiles whose top is "
                      "known. Real tiles only go to 13 and their joker is a face: numbers "
                      "14–17 and the two-colour jokers are known from rendered tiles only.")
-    lines += ["", "Current figures with Tesseract's help: `docs/BENCHMARKS.md` "
-              "(`companion bench --only classify`).", ""]
+    if spec.kind == "qwixx_box":
+        lines += ["", "Box by box through the sheet reader, at true and at located quads: "
+                  "`docs/BENCHMARKS.md` (`companion bench --only sheets`).", ""]
+    else:
+        lines += ["", "Current figures with Tesseract's help: `docs/BENCHMARKS.md` "
+                  "(`companion bench --only classify`).", ""]
     if spec.real_tiles:
         lines += ["## Licence credits", "", PHOTO_CREDIT, ""]
     path = models_dir / f"{spec.name}.md"

@@ -54,6 +54,8 @@ SPECS: dict[str, ModelSpec] = {s.name: s for s in (
               ("fire", "water", "earth", "air", "magic"), oriented=False),
     ModelSpec("token", "catbox", "token", (24, 24),
               ("red", "blue", "yellow", "green", "purple", "observed"), oriented=False),
+    ModelSpec("qwixx_box", "qwixx", "qwixx_box", (24, 24), ("empty", "crossed"),
+              oriented=False),
 )}
 
 
@@ -281,6 +283,43 @@ def located_rox_edge_crops(spec: ModelSpec, *, seed: int, scenes: int,
     return crops, labels
 
 
+def sheet_box_crops(spec: ModelSpec, *, seed: int, scenes: int, rng: np.random.Generator
+                    ) -> tuple[list[Image], list[str]]:
+    """Qwixx score-sheet boxes cut as the sheet reader cuts them
+    (``sheet.box_crops``), from rendered scenes (normal and hard): each sheet at least
+    90 % in view placed from its true quad (turned to a random start corner, jittered)
+    and from the quad the default locator returns for it, labelled by the scene's own
+    sheet: crossed (an X, a stroke, a filled box in any pen) or empty."""
+    from companion.readers.truth import sheet_boxes
+    from companion.synth import render_scene
+    from companion.vision import sheet
+    from companion.vision.segment import locate_learned
+
+    crops: list[Image] = []
+    labels: list[str] = []
+    for i in range(scenes):
+        difficulty = ("normal", "hard")[i % 2]
+        scene = render_scene("qwixx", seed=seed * 100_003 + 90_000 + i, difficulty=difficulty)
+        balanced, _ = white_balance(scene.image)
+        found = locate_learned(scene.image, game="qwixx")
+        for p in scene.pieces:
+            if p.kind != "qwixx_sheet" or p.covered or p.visible_fraction < 0.9:
+                continue
+            truth = sheet_boxes(scene.state["sheets"][p.owner])
+            true_quad = np.roll(np.asarray(p.quad, np.float32), -int(rng.integers(4)), axis=0)
+            quads = [jitter_quad(true_quad, rng, 0.01)]
+            centre = np.asarray(p.quad, np.float32).mean(axis=0)
+            quads += [found.quads[k] for k in found if found.kinds[k] == "qwixx_sheet"
+                      and np.linalg.norm(found.quads[k].mean(axis=0) - centre) < 60]
+            for quad in quads:
+                placed, _ = sheet._pad_boxes(balanced, quad)
+                for crop, box in zip(sheet.box_crops(balanced, placed, spec.size), truth,
+                                     strict=True):
+                    crops.append(augment(crop, rng))
+                    labels.append("crossed" if box["crossed"] else "empty")
+    return crops, labels
+
+
 def build(spec: ModelSpec, *, seed: int, scenes: int, faces: int, located: int = 0
           ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
     """The training set: crops (N, h, w, 3) and class ids; for oriented models half the
@@ -290,6 +329,9 @@ def build(spec: ModelSpec, *, seed: int, scenes: int, faces: int, located: int =
     rng = np.random.default_rng(seed)
     if spec.kind == "rox_edge":
         crops, labels = rox_edge_crops(spec, count=max(1, faces // 16), rng=rng)
+        more, more_labels = [], []
+    elif spec.kind == "qwixx_box":
+        crops, labels = sheet_box_crops(spec, seed=seed, scenes=scenes, rng=rng)
         more, more_labels = [], []
     else:
         crops, labels = scene_crops(spec, seed=seed, scenes=scenes, rng=rng)

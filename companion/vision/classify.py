@@ -71,6 +71,7 @@ LABEL_PATTERNS: dict[str, re.Pattern[str]] = {
     "rox_card": re.compile(r"fire|water|earth|air|magic"),
     "rox_edge": re.compile(r"fire|water|earth|air|magic"),
     "token": re.compile(r"red|blue|yellow|green|purple|observed"),
+    "qwixx_box": re.compile(r"empty|crossed"),
 }
 
 # Reference ink colours (BGR after white balance) for the OCR-only path.

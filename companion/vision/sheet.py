@@ -42,6 +42,8 @@ CROP = (16, 20)
 """Box interiors are sampled at this (width, height) in pixels."""
 INSET = 0.1
 """A box's interior starts this fraction of its side in from its edge."""
+BOX_MARGIN = 0.1
+"""The box model's crop reaches this share of the box's side beyond each edge."""
 MIN_ORIENTATION = 0.15
 """Row colours must prefer the chosen turn by this margin, else every box is unsure."""
 
@@ -89,8 +91,10 @@ def read_sheet(image: Image, quad: npt.ArrayLike | None, *, markers: Sequence[An
             return []
         placed, certain = _pad_boxes(image, np.asarray(quad, np.float32).reshape(4, 2))
         template = PAD
-    feats = box_features(image, placed, template)
-    p = 1.0 / (1.0 + np.exp(-(feats @ WEIGHTS + BIAS)))
+    p = _box_model(image, placed) if template is PAD else None
+    if p is None:
+        feats = box_features(image, placed, template)
+        p = 1.0 / (1.0 + np.exp(-(feats @ WEIGHTS + BIAS)))
     out = []
     for (row, value, q), prob in zip(placed, p, strict=True):
         conf = abs(2.0 * float(prob) - 1.0) * certain
@@ -266,6 +270,31 @@ def _ring(image: Image, q: Quad, template: Template) -> npt.NDArray[np.float32]:
     offset = np.maximum.reduce([-su, su - 1, -sv, sv - 1])
     mask = (offset >= a) & (offset <= b)
     out: npt.NDArray[np.float32] = np.median(big[mask], axis=0).astype(np.float32)
+    return out
+
+
+def _box_model(image: Image, placed: Placed) -> npt.NDArray[np.float64] | None:
+    """Each box's probability of being crossed by the box model (``models/qwixx_box``),
+    or None when the model is not installed."""
+    from companion.vision.classify import _softmax, available_model, load_model
+
+    if not placed or not available_model("qwixx_box"):
+        return None
+    model = load_model("qwixx_box")
+    crops = np.stack(box_crops(image, placed, model.size))
+    probs: npt.NDArray[np.float64] = _softmax(model.logits(crops))[:, model.labels.index(
+        "crossed")]
+    return probs
+
+
+def box_crops(image: Image, placed: Placed, size: tuple[int, int]) -> list[Image]:
+    """Each placed box cut out upright at ``size`` with a margin of ``BOX_MARGIN`` (a
+    cross runs over the box's edge): what the box model reads, and is trained on."""
+    out = []
+    for _, _, q in placed:
+        centre = q.mean(axis=0)
+        out.append(_warp(image, (centre + (q - centre) * (1 + 2 * BOX_MARGIN)).astype(
+            np.float32), size))
     return out
 
 

@@ -21,6 +21,22 @@ def rendered() -> list[tuple[object, object, list[dict[str, object]]]]:
 
 
 def test_rendered_pads_read_box_by_box_from_any_start_corner(rendered) -> None:
+    """By the box model (models/qwixx_box.onnx)."""
+    right, unsure, wrong, total = _read_rendered(rendered)
+    assert right / total >= 0.98  # 99.2 % here; 99.96 % on fresh seeds (qwixx_box.md)
+    assert wrong / total <= 0.01  # 0.5 % here
+
+
+def test_without_the_box_model_the_ink_statistics_read_the_pad(rendered, monkeypatch) -> None:
+    from companion.vision import classify
+
+    monkeypatch.setattr(classify, "available_model", lambda name, *a: name != "qwixx_box")
+    right, unsure, wrong, total = _read_rendered(rendered)
+    assert right / total >= 0.96  # 97.1 % here; 98.7 % on fresh seeds (docs/vision.md)
+    assert wrong / total <= 0.015  # 0.8 % here
+
+
+def _read_rendered(rendered) -> tuple[int, int, int, int]:
     rng = np.random.default_rng(5)
     right = unsure = wrong = total = 0
     for scene, piece, truth in rendered:
@@ -35,8 +51,7 @@ def test_rendered_pads_read_box_by_box_from_any_start_corner(rendered) -> None:
         r, u, w = score(read, truth)
         right, unsure, wrong, total = right + r, unsure + u, wrong + w, total + len(truth)
     assert total >= 8 * 52
-    assert right / total >= 0.96  # 97.1 % here; 99.2 % on fresh seeds (docs/vision.md)
-    assert wrong / total <= 0.015  # 1.0 % here
+    return right, unsure, wrong, total
 
 
 def test_printed_sheet_is_read_through_its_markers() -> None:
