@@ -310,21 +310,32 @@ def _ocr_only(kind: str, balanced: Image, quad: npt.NDArray[np.float32],
     return label, float(conf), turned, ((label, round(float(conf), 4)), *alternatives)
 
 
+EDGE_TURNS = (0, 1, 2, 3)
+"""Quarter turns at which a Rox card's edge symbols are read and averaged."""
+
+
 def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: Path
                    ) -> list[tuple[dict[str, int], float]]:
     """Count each Rox card's 16 edge symbols by element: ({element: count} over all five
     elements, how sure the counts are). Sureness is the product over the 16 symbols of
     each one's top probability against the model's typical one on a right reading
     (``Model.sure``, at most 1 each): a card read as plainly as the model reads its right
-    crops is sure. (On 10 rendered scenes every card whose raw product was over 0.5 was
-    counted exactly; a raw product is capped near 0.76 by label smoothing.)"""
+    crops is sure. Each symbol's probabilities are the average over the card read at
+    ``EDGE_TURNS`` (on 10 rendered scenes, 94.8 % of cards counted exactly against 90.4 %
+    read once; models/rox_edge.md)."""
     model = load_model("rox_edge", models_dir)
     side = ROX_EDGE_SIDE
     if len(quads) == 0:
         return []
-    patches = np.concatenate([rox_edge_patches(rectify(balanced, quad, size=(side, side)),
-                                               model.size[0]) for quad in quads])
-    every = _softmax(model.logits(patches)).reshape(len(quads), 16, -1)  # one call
+    squares = [rectify(balanced, quad, size=(side, side)) for quad in quads]
+    # each card read at its four quarter turns: a symbol's four readings are averaged
+    # (turned clockwise t times, the card's place k is the turned square's place k + 4t)
+    patches = np.concatenate([rox_edge_patches(np.ascontiguousarray(np.rot90(sq, -t)),
+                                               model.size[0])
+                              for sq in squares for t in EDGE_TURNS])
+    turns = _softmax(model.logits(patches)).reshape(len(quads), len(EDGE_TURNS), 16, -1)
+    every = np.mean([np.roll(turns[:, k], -4 * t, axis=1) for k, t in enumerate(EDGE_TURNS)],
+                    axis=0)
     out = []
     for probs in every:
         picks = probs.argmax(axis=1)
