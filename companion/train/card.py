@@ -66,9 +66,7 @@ def write_card(summary: dict[str, Any], measured: dict[str, Any], models_dir: Pa
                   "model over the box's ink statistics.", ""]
     if spec.kind == "rox_edge":
         lines += ["Input: one of the 16 edge-symbol patches cut from a 96×96 rectified Rox "
-                  "card at `classify.rox_edge_places`; the reader reads the card at its four "
-                  "quarter turns, averages each symbol's four readings "
-                  "(`classify.EDGE_TURNS`) and counts the 16.", ""]
+                  "card at `classify.rox_edge_places`; the reader counts the 16 readings.", ""]
     lines += [
         "## Network", "",
         "Four conv stages (24-48-64-64-96 channels, 3×3, batch norm, ReLU, max pooling), "
