@@ -35,6 +35,11 @@ if TYPE_CHECKING:
 Image = npt.NDArray[np.uint8]
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
+QUARTER_RETRY = ("nummix_tile",)
+"""Kinds read again a quarter turn round when unsure: a tile standing on a rack, seen
+from above, looks wider than tall, so its outline's short edge is not its top. The
+turned reading is kept only if it is sure (``UNSURE``) and surer than the first: kept
+whenever surer, it turned an unsure, right real tile (b3) into a wrong one at 0.57."""
 UNSURE = 0.80
 """Below this confidence a reading is "unsure": Tesseract is consulted (ocr="auto")."""
 OCR_MODES = ("auto", "off")
@@ -199,6 +204,18 @@ def portrait_first(quad: npt.ArrayLike, size: tuple[int, int]) -> npt.NDArray[np
     if w < h and first > LONG_FIRST * side:
         q = rotate_quad(q, 1)
     return q
+
+
+def _read_quads(model: Model, balanced: Image, quads: Sequence[npt.NDArray[np.float32]]
+                ) -> list[Reading]:
+    """``read_crops`` of the pieces at ``quads`` (each also from its opposite corner)."""
+    if not quads:
+        return []
+    size = model.size
+    crops = np.stack([rectify(balanced, q, size=size) for q in quads])
+    opposite = np.stack([rectify(balanced, rotate_quad(q, 2), size=size) for q in quads]
+                        ) if model.oriented else None
+    return read_crops(model, crops, opposite)
 
 
 @dataclass(frozen=True)
@@ -446,10 +463,15 @@ def classify(image: Image, detections: Detections, *, game: str,
                 labels[i], confidences[i], oriented[i], alternatives[i] = (
                     label, conf, label is not None, alts)
             continue
-        crops = np.stack([rectify(balanced, q, size=size) for q in starts])
-        opposite = np.stack([rectify(balanced, rotate_quad(q, 2), size=size) for q in starts]
-                            ) if model.oriented else None
-        for i, q, reading in zip(rows, starts, read_crops(model, crops, opposite), strict=True):
+        readings = _read_quads(model, balanced, starts)
+        if kind in QUARTER_RETRY:  # unsure: perhaps a standing tile, its top a long side
+            retry = [k for k, r in enumerate(readings) if r.probs.max() < UNSURE]
+            turned = [rotate_quad(starts[k], 1) for k in retry]
+            for k, q, reading in zip(retry, turned, _read_quads(model, balanced, turned),
+                                     strict=True):
+                if reading.probs.max() >= max(UNSURE, readings[k].probs.max()):
+                    starts[k], readings[k] = q, reading
+        for i, q, reading in zip(rows, starts, readings, strict=True):
             upright = rotate_quad(q, 2) if reading.turned else q
             quads[i] = upright
             oriented[i] = model.oriented

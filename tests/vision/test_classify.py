@@ -166,3 +166,28 @@ def test_edge_confidence_is_measured_against_the_models_typical_sureness() -> No
     sure = [s >= 0.8 for _, s in read]
     assert sum(exact) >= 0.8 * len(cards)
     assert all(e for e, s in zip(exact, sure, strict=True) if s)  # sure means right
+
+
+def test_a_rack_tile_outlined_wider_than_tall_is_read_a_quarter_turn_round() -> None:
+    """Seen from above, a tile standing on a rack looks wider than tall: an outline
+    started at its short edge puts its top on the side. Unsure, it is read again a
+    quarter turn round."""
+    from companion.synth import render_scene
+
+    tiles: list[tuple[object, list[object]]] = []
+    for seed in range(60000, 60010):
+        scene = render_scene("nummix", seed=seed)
+        rack = [p for p in scene.pieces if p.owner == "rack" and not p.covered
+                and p.visible_fraction > 0.9]
+        if rack:
+            tiles.append((scene, rack))
+    right = total = 0
+    for scene, rack in tiles:
+        quads = np.array([rotate_quad(np.asarray(p.quad, np.float32), 1) for p in rack])
+        read = classify(scene.image, Detections(quads, ("nummix_tile",) * len(rack)),
+                        game="nummix", ocr="off")
+        for p, label, conf in zip(rack, read.labels, read.confidences, strict=True):
+            total += 1
+            right += label == p.label and conf >= 0.8
+    assert total >= 20
+    assert right >= 0.8 * total, (right, total)
