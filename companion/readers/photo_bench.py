@@ -15,8 +15,9 @@ from companion.readers.truth import compare, read_scene
 from companion.synth import render_scene
 from companion.vision.pipeline import read_image
 
-FIRST_SEED = 60_000
-"""Fresh seeds, apart from the tests' and the other benchmarks'."""
+FIRST_SEED = 62_000
+"""Fresh seeds, apart from the tests' and the other benchmarks'. (60000-61029 were
+looked at while fixing the readers, so they are no longer a fair test.)"""
 
 
 def bench_photo_to_state(*, quick: bool) -> Section:
