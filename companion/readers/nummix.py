@@ -49,10 +49,13 @@ RACK_MARGIN = 1.5
 the single row of 3+ tiles furthest from 27×37 rectangles on it is a rack if its error
 exceeds ``RACK_ERROR`` and ``RACK_MARGIN`` times any other group's (lens distortion
 bends flat groups a little too)."""
-TOUCH_GAP = 0.15
-"""Touching tiles are at most this far (in tile sides) from a pitch apart along their
-line, and offset across it: a few millimetres of table between two groups, or a group
-set off by a fifth of a tile, keeps them apart."""
+TOUCH_GAP = 0.25
+TOUCH_ACROSS = 0.15
+"""Touching tiles are at most ``TOUCH_GAP`` (in tile sides) from a pitch apart along
+their line, and ``TOUCH_ACROSS`` offset across it: a quarter of a tile's width of table
+(7 mm) between two groups, or a group set off by a fifth of a tile, keeps them apart.
+Located outlines of touching tiles may stand up to a fifth of a tile apart (blur, a
+tile's shadow), so the gap allowed along the line is the wider one."""
 JOIN_SNAP = 0.15
 """A group more than this far (in cells) from the lattice point of a grid's tile is
 not on that grid's lattice."""
@@ -298,7 +301,7 @@ def _neighbour(xy: tuple[float, float]) -> tuple[int, int] | None:
     ex = x - step[0] * PITCH[0] / TILE[0]
     ey = y - step[1] * PITCH[1] / TILE[1]
     along, across = (ex, ey) if step[0] else (ey, ex)
-    if abs(along) > TOUCH_GAP or abs(across) > TOUCH_GAP:
+    if abs(along) > TOUCH_GAP or abs(across) > TOUCH_ACROSS:
         return None
     return int(step[0]), int(step[1])
 
