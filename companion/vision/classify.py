@@ -332,6 +332,17 @@ EDGE_SURE_AT = 0.7
 the readers' common scale (``MIN_CONFIDENCE`` 0.5 falls here). On 340 located cards
 (rendered seeds 60020-60044) 244 of 245 cards at 0.7 or more were counted exactly,
 17 of 27 between 0.5 and 0.7."""
+MIN_EDGE_CONFIDENCE = 0.5
+"""Below this (the readers' ``MIN_CONFIDENCE``) a card's edge reading is unsure."""
+EDGE_NUDGES = ((0.95, 0.0, 0.0), (1.05, 0.0, 0.0), (1.0, 0.03, 0.0), (1.0, -0.03, 0.0),
+               (1.0, 0.0, 0.03), (1.0, 0.0, -0.03))
+"""An unsure card's outline read again scaled by 5 % either way and moved by 3 % of its
+side along each image axis."""
+EDGE_NUDGED_SURE = 0.7
+"""A nudged reading is kept only at this sureness: the best of several readings is
+surer than one reading by chance alone. On 590 located cards (rendered seeds
+60000-60044), sure and exact went 444 -> 498 and sure and wrong 4 -> 5; kept from 0.5,
+520 and 9."""
 
 
 def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: Path
@@ -341,21 +352,52 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
     each one's top probability against the model's typical one on a right reading
     (``Model.sure``, at most 1 each): a card read as plainly as the model reads its right
     crops is sure; the product is put on the readers' common scale by ``EDGE_SURE_AT``.
-    (Reading each card at its four quarter turns and averaging was tried: on 590 located
-    cards it gained one exact card and cost 30 ms a photo.)"""
+    A card read unsure is read again through its outline nudged (``EDGE_NUDGES``): a
+    located outline a few pixels off cuts every symbol's patch askew. The surest nudged
+    reading is kept if it reaches ``EDGE_NUDGED_SURE``. (Reading each card at its four
+    quarter turns and averaging was tried: on 590 located cards it gained one exact card
+    and cost 30 ms a photo.)"""
     model = load_model("rox_edge", models_dir)
-    side = ROX_EDGE_SIDE
     if len(quads) == 0:
         return []
+    out = _edge_readings(model, balanced, list(quads))
+    unsure = [k for k, (_, sure) in enumerate(out) if sure < MIN_EDGE_CONFIDENCE
+              and EDGE_NUDGES]
+    nudged = [_nudge(quads[k], *nudge) for k in unsure for nudge in EDGE_NUDGES]
+    again = _edge_readings(model, balanced, nudged)
+    for n, k in enumerate(unsure):
+        best = max(again[n * len(EDGE_NUDGES):(n + 1) * len(EDGE_NUDGES)], key=lambda r: r[1])
+        if best[1] >= EDGE_NUDGED_SURE:
+            out[k] = best
+    return out
+
+
+def _edge_readings(model: Model, balanced: Image, quads: list[npt.NDArray[np.float32]]
+                   ) -> list[tuple[dict[str, int], float]]:
+    """(counts, sureness on the common scale) of the cards at ``quads``, in one call."""
+    if not quads:
+        return []
+    side = ROX_EDGE_SIDE
     patches = np.concatenate([rox_edge_patches(rectify(balanced, quad, size=(side, side)),
                                                model.size[0]) for quad in quads])
-    every = _softmax(model.logits(patches)).reshape(len(quads), 16, -1)  # one call
+    every = _softmax(model.logits(patches)).reshape(len(quads), 16, -1)
     out = []
     for probs in every:
         picks = probs.argmax(axis=1)
         counts = {label: int((picks == k).sum()) for k, label in enumerate(model.labels)}
         product = float(np.prod(np.minimum(1.0, probs.max(axis=1) / model.sure)))
         out.append((counts, product ** (np.log(0.5) / np.log(EDGE_SURE_AT))))
+    return out
+
+
+def _nudge(quad: npt.NDArray[np.float32], scale: float, dx: float, dy: float
+           ) -> npt.NDArray[np.float32]:
+    """``quad`` scaled about its centre and moved by (dx, dy) shares of its mean side."""
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    centre = q.mean(axis=0)
+    side = float(np.mean(np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)))
+    out: npt.NDArray[np.float32] = (centre + (q - centre) * scale
+                                    + np.float32([dx, dy]) * side).astype(np.float32)
     return out
 
 
