@@ -35,11 +35,8 @@ if TYPE_CHECKING:
 Image = npt.NDArray[np.uint8]
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
-QUARTER_RETRY = ("nummix_tile",)
-"""Kinds read again a quarter turn round when unsure: a tile standing on a rack, seen
-from above, looks wider than tall, so its outline's short edge is not its top. The
-turned reading is kept only if it is sure (``UNSURE``) and surer than the first: kept
-whenever surer, it turned an unsure, right real tile (b3) into a wrong one at 0.57."""
+RETRY_KINDS = ("nummix_tile", "nox_card", "qwixx_card", "catbox_card", "rox_scoring")
+"""Kinds read again, when unsure, through other outlines (``_other_outlines``)."""
 UNSURE = 0.80
 """Below this confidence a reading is "unsure": Tesseract is consulted (ocr="auto")."""
 OCR_MODES = ("auto", "off")
@@ -204,6 +201,21 @@ def portrait_first(quad: npt.ArrayLike, size: tuple[int, int]) -> npt.NDArray[np
     if w < h and first > LONG_FIRST * side:
         q = rotate_quad(q, 1)
     return q
+
+
+def _other_outlines(quad: npt.NDArray[np.float32], kind: str
+                    ) -> list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]:
+    """(outline to read through, outline to report) to read an unsure piece again:
+    nudged (``EDGE_NUDGES``: a located outline a few pixels off; the located outline is
+    still the one reported), and for a Nummix tile a quarter turn round (a tile standing
+    on a rack, seen from above, looks wider than tall, so its outline's short edge is not
+    its top). A reading through one of them is kept only if it is sure (``UNSURE``) and
+    surer than the first: the best of several readings is surer by chance alone (kept
+    whenever surer, a quarter turn made an unsure, right real tile, b3, wrong at 0.57)."""
+    out = [(_nudge(quad, *nudge), quad) for nudge in EDGE_NUDGES]
+    if kind == "nummix_tile":
+        out.append((rotate_quad(quad, 1), rotate_quad(quad, 1)))
+    return out
 
 
 def _read_quads(model: Model, balanced: Image, quads: Sequence[npt.NDArray[np.float32]]
@@ -506,13 +518,15 @@ def classify(image: Image, detections: Detections, *, game: str,
                     label, conf, label is not None, alts)
             continue
         readings = _read_quads(model, balanced, starts)
-        if kind in QUARTER_RETRY:  # unsure: perhaps a standing tile, its top a long side
-            retry = [k for k, r in enumerate(readings) if r.probs.max() < UNSURE]
-            turned = [rotate_quad(starts[k], 1) for k in retry]
-            for k, q, reading in zip(retry, turned, _read_quads(model, balanced, turned),
-                                     strict=True):
-                if reading.probs.max() >= max(UNSURE, readings[k].probs.max()):
-                    starts[k], readings[k] = q, reading
+        retry = [k for k, r in enumerate(readings) if r.probs.max() < UNSURE]
+        if retry and kind in RETRY_KINDS:  # unsure: read again through other outlines
+            others = [_other_outlines(starts[k], kind) for k in retry]
+            flat = [read for group in others for read, _ in group]
+            again = iter(_read_quads(model, balanced, flat))
+            for k, group in zip(retry, others, strict=True):
+                for (_, outline), reading in zip(group, again, strict=False):
+                    if reading.probs.max() >= max(UNSURE, readings[k].probs.max()):
+                        starts[k], readings[k] = outline, reading
         for i, q, reading in zip(rows, starts, readings, strict=True):
             upright = rotate_quad(q, 2) if reading.turned else q
             quads[i] = upright
