@@ -28,6 +28,14 @@ colour map: the first player red, the second blue, …"""
 BLOCKED = "observed"
 PLAYERS_BY_NUMBERS = {5: 2, 6: 3, 8: 4, 9: 5}
 """Numbers in play (columns not blocked) → players (docs/games/catbox.md, set-up)."""
+MIN_TOKENS_TO_FIT = 5
+"""With this many tokens on the board their positions correct the board's outline."""
+CELL_FIT = (0.1, 0.4)
+"""Largest scale change (share) and shift (cells) that fitting the tokens to their
+cells' middles may make along an axis."""
+FIT_RMS = 0.12
+"""The fit is used only if it leaves the tokens this close (root mean square, cells) to
+their cells' middles: otherwise the outline is off by more than a small change mends."""
 # the board face: cells inside these margins (shares of the board's width and height)
 GRID_LEFT, GRID_TOP, GRID_WIDTH, GRID_HEIGHT = 0.03, 0.18, 0.94, 0.79
 
@@ -80,13 +88,21 @@ def _tokens(detections: Detections, board: int, result: ReadState
     """(row, number) → token colour for every token on the board."""
     unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
     to_board = cv2.getPerspectiveTransform(detections.quads[board].astype(np.float32), unit)
-    cells: dict[tuple[str, int], str] = {}
-    for i in indices(detections, ("token",)):
-        problem = unsure(detections, i, "token")
+    tokens = indices(detections, ("token",))
+    places = []  # (column, row) in cells from the grid's top-left, fractional
+    for i in tokens:
         centre = frame(detections.quads[i]).centre
         u, v = cv2.perspectiveTransform(centre.reshape(1, 1, 2), to_board).ravel()
-        col = int(np.floor((u - GRID_LEFT) / (GRID_WIDTH / COLUMNS)))
-        row = int(np.floor((v - GRID_TOP) / (GRID_HEIGHT / len(ROWS))))
+        places.append(((u - GRID_LEFT) / (GRID_WIDTH / COLUMNS),
+                       (v - GRID_TOP) / (GRID_HEIGHT / len(ROWS))))
+    if len(places) >= MIN_TOKENS_TO_FIT:
+        columns = _fit_to_cells([p[0] for p in places], COLUMNS)
+        rows = _fit_to_cells([p[1] for p in places], len(ROWS))
+        places = list(zip(columns, rows, strict=True))
+    cells: dict[tuple[str, int], str] = {}
+    for i, (x, y) in zip(tokens, places, strict=True):
+        problem = unsure(detections, i, "token")
+        col, row = int(np.floor(x)), int(np.floor(y))
         if not (0 <= col < COLUMNS and 0 <= row < len(ROWS)):
             result.roles[i] = {"role": "token off the board"}
             continue
@@ -103,6 +119,32 @@ def _tokens(detections: Detections, board: int, result: ReadState
             result.notes.append(f"two tokens on {key[0]} {key[1]}")
         cells[key] = label
     return cells
+
+
+def _fit_to_cells(xs: Sequence[float], count: int) -> list[float]:
+    """Token positions (in cells along one axis of ``count`` cells) scaled about the
+    grid's middle and shifted, by the least amounts (within ``CELL_FIT``) that best put
+    the tokens at their cells' middles: tokens lie in the middle of their cells, so
+    their common offset from it is the board outline's error (cut short by a card, a
+    corner a few pixels off) or the tokens' height seen at a slant."""
+    x = np.asarray(xs, np.float64)
+    middle = count / 2
+    best = (np.inf, 1.0, 0.0)
+    scales, shifts = CELL_FIT
+    for scale in np.linspace(1 - scales, 1 + scales, 21):
+        for shift in np.linspace(-shifts, shifts, 21):
+            moved = middle + (x - middle) * scale + shift
+            off = moved - np.floor(moved) - 0.5
+            cost = float(np.sum(np.minimum(off * off, 0.1))) + 0.05 * (
+                abs(scale - 1) / scales + abs(shift) / shifts)
+            if cost < best[0]:
+                best = (cost, float(scale), float(shift))
+    _, scale, shift = best
+    moved = middle + (x - middle) * scale + shift
+    off = moved - np.floor(moved) - 0.5
+    if float(np.sqrt(np.mean(off * off))) > FIT_RMS:
+        return list(x)  # the tokens do not sit in cells under any small change: keep
+    return list(moved)
 
 
 def _players(cells: dict[tuple[str, int], str], players: Sequence[str] | None,

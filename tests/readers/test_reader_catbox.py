@@ -51,3 +51,21 @@ def test_without_names_players_are_token_colours() -> None:
     assert set(read.state["players"]) <= {"red", "blue", "yellow", "green", "purple"}
     assert len(read.state["players"]) == len(scene.state["players"])
     assert compare(scene, read).state
+
+
+def test_tokens_put_back_in_the_middle_of_their_cells() -> None:
+    """An outline a little short or shifted moves every token the same way: the
+    smallest scale and shift that put the tokens in their cells' middles mend it, and
+    tokens that no small change puts in cells are left where they are."""
+    import numpy as np
+
+    from companion.readers.catbox import _fit_to_cells
+
+    cells = np.array([0, 1, 2, 4, 5, 7, 8]) + 0.5
+    seen = 4.5 + (cells - 4.5) * 1.06 + 0.3  # the outline 6 % short, 0.3 cells off
+    assert np.floor(seen[-1]) == 9  # read as is, the last token falls off the board
+    fitted = np.array(_fit_to_cells(list(seen), 9))
+    assert np.array_equal(np.floor(fitted), np.floor(cells))
+    assert np.abs(fitted - cells).max() < 0.1
+    scattered = [0.05, 1.5, 2.95, 4.2, 6.9, 8.5]
+    assert [float(x) for x in _fit_to_cells(scattered, 9)] == scattered
