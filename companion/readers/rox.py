@@ -5,9 +5,10 @@ end nearer its player's seat marker; without seat markers, the left end as seen 
 player who reads the row's cards upright. Element cards have no up, so without seat
 markers a row runs the way more of its links hold (a row is built link by link from
 its first card), and left to right in the photo when both ways hold as many; the note
-says so. Each card brings its centre element (label)
-and its 16 edge symbols counted per element (``data["edge"]``). The caller is not on
-the table: the user names them.
+says so. A row is given only up to its first unread card: a link is between
+neighbours, so none is checked across a card that could not be read. Each card brings
+its centre element (label) and its 16 edge symbols counted per element
+(``data["edge"]``). The caller is not on the table: the user names them.
 """
 
 from __future__ import annotations
@@ -90,12 +91,19 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     out_rows: dict[str, list[dict[str, Any]]] = {}
     for name, row in zip(names, rows, strict=True):
         out_rows[name] = []
+        unread = None
         for pos, i in enumerate(row):
             result.roles[i] = {"role": "row card", "player": name, "position": pos + 1}
-            if i in bad:
-                continue
+            if i in bad and unread is None:
+                unread = pos
+            if unread is not None:
+                continue  # links are checked card to card: none across an unread card
             out_rows[name].append({"centre": detections.labels[i],
                                    "edge": {e: int(n) for e, n in dict(edges[i]).items()}})
+        if unread is not None:
+            result.notes.append(
+                f"{name}'s row is given up to card {unread}: card {unread + 1} could not be "
+                f"read, and the links from it on cannot be checked")
         if len(row) > 6:
             result.notes.append(f"{name}'s row has {len(row)} cards")
     order = [s.name for s in seat_marks] if seat_marks else []
