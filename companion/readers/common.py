@@ -8,7 +8,7 @@ table calibration is needed; seat markers and profiles only name the players.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,10 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.calibration.markers import SEAT_IDS, Marker
-from companion.vision.detections import Detections
-
-MIN_CONFIDENCE = 0.5
-"""A piece read with less confidence than this is reported unknown, never guessed."""
+from companion.vision.detections import MIN_CONFIDENCE, Detections
 
 Vec = npt.NDArray[np.float64]
 
@@ -110,6 +107,29 @@ def angle_diff(a: float, b: float) -> float:
     """Smallest absolute difference of two angles (radians)."""
     d = (a - b) % (2 * math.pi)
     return min(d, 2 * math.pi - d)
+
+
+def linked_groups(items: Sequence[int], linked: Callable[[int, int], bool]
+                  ) -> list[list[int]]:
+    """``items`` joined wherever ``linked(a, b)`` holds (each pair asked once, ``a``
+    before ``b``), as groups: each in the items' order, groups in the order of their
+    first item (union-find)."""
+    parent = {i: i for i in items}
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for k, a in enumerate(items):
+        for b in items[k + 1:]:
+            if linked(a, b):
+                parent[find(a)] = find(b)
+    groups: dict[int, list[int]] = {}
+    for i in items:
+        groups.setdefault(find(i), []).append(i)
+    return list(groups.values())
 
 
 def circular_groups(angles: Sequence[float], *, count: int | None = None,

@@ -31,6 +31,7 @@ from companion.readers.common import (
     circular_groups,
     frame,
     indices,
+    linked_groups,
     mean_angle,
     seats,
     unsure,
@@ -104,8 +105,7 @@ def _settle_turns(frames: dict[int, Frame], detections: Detections) -> dict[int,
     most of them face (weighted by confidence), with a vote for facing away from the
     cards' centre, where the players sit. The face alone cannot tell up from down for
     some numbers."""
-    keys = list(frames)
-    if len(keys) < 2:
+    if len(frames) < 2:
         return frames
     rows = _side_by_side(frames)
     middle = np.mean([f.centre for f in frames.values()], axis=0)
@@ -128,28 +128,15 @@ def _settle_turns(frames: dict[int, Frame], detections: Detections) -> dict[int,
 
 def _side_by_side(frames: dict[int, Frame]) -> list[list[int]]:
     """Groups of cards lying side by side (same axis, neighbours within
-    ``NEIGHBOUR_REACH``), by linking neighbours."""
-    keys = list(frames)
-    parent = {i: i for i in keys}
+    ``NEIGHBOUR_REACH``)."""
+    def beside(i: int, j: int) -> bool:
+        f, g = frames[i], frames[j]
+        if angle_diff(2 * f.down_angle, 2 * g.down_angle) > 2 * SEAT_GAP:
+            return False
+        x, y = f.local(g.centre)
+        return abs(x) <= NEIGHBOUR_REACH[0] and abs(y) <= NEIGHBOUR_REACH[1]
 
-    def root(i: int) -> int:
-        while parent[i] != i:
-            i = parent[i]
-        return i
-
-    for a, i in enumerate(keys):
-        f = frames[i]
-        for j in keys[a + 1:]:
-            g = frames[j]
-            if angle_diff(2 * f.down_angle, 2 * g.down_angle) > 2 * SEAT_GAP:
-                continue
-            x, y = f.local(g.centre)
-            if abs(x) <= NEIGHBOUR_REACH[0] and abs(y) <= NEIGHBOUR_REACH[1]:
-                parent[root(j)] = root(i)
-    rows: dict[int, list[int]] = {}
-    for i in keys:
-        rows.setdefault(root(i), []).append(i)
-    return list(rows.values())
+    return linked_groups(list(frames), beside)
 
 
 def _along(frames: dict[int, Frame], group: list[int], i: int) -> float:

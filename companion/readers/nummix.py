@@ -22,7 +22,15 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.calibration.markers import TABLE_CORNER_IDS
-from companion.readers.common import Frame, ReadState, frame, indices, marker_list, unsure
+from companion.readers.common import (
+    Frame,
+    ReadState,
+    frame,
+    indices,
+    linked_groups,
+    marker_list,
+    unsure,
+)
 from companion.vision.detections import Detections
 
 TILE = np.array([27.0, 37.0])
@@ -253,29 +261,16 @@ def _off_plane(quads: npt.NDArray[np.float64], groups: list[list[int]],
 def _touching_image(quads: npt.NDArray[np.float64], tiles: list[int]) -> list[list[int]]:
     """Groups of tiles touching side to side, judged in each tile's own image frame."""
     frames = {i: frame(quads[i]) for i in tiles}
-    parent = {i: i for i in tiles}
 
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
+    def touching(a: int, b: int) -> bool:
+        fa, fb = frames[a], frames[b]
+        if np.linalg.norm(fb.centre - fa.centre) > 1.6 * max(fa.width, fa.height):
+            return False
+        if abs(math.remainder(fa.angle - fb.angle, math.pi)) > TOUCH_AXIS:
+            return False  # (a tile read upside down still lies along the same axis)
+        return _neighbour(_shared([fa, fb], fa.centre).local(fb.centre)) is not None
 
-    for a in tiles:
-        fa = frames[a]
-        reach = 1.6 * max(fa.width, fa.height)
-        for b in tiles:
-            if b <= a or np.linalg.norm(frames[b].centre - fa.centre) > reach:
-                continue
-            if abs(math.remainder(fa.angle - frames[b].angle, math.pi)) > TOUCH_AXIS:
-                continue  # (a tile read upside down still lies along the same axis)
-            if _neighbour(_shared([fa, frames[b]], fa.centre).local(frames[b].centre)
-                          ) is not None:
-                parent[find(a)] = find(b)
-    groups: dict[int, list[int]] = {}
-    for i in tiles:
-        groups.setdefault(find(i), []).append(i)
-    return list(groups.values())
+    return linked_groups(tiles, touching)
 
 
 def _shared(frames: list[Frame], centre: npt.NDArray[np.float64]) -> Frame:

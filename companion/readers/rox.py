@@ -19,18 +19,19 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from companion.games.rox import ELEMENTS, ElementCard
 from companion.readers.common import (
     Frame,
     ReadState,
     assign,
     frame,
     indices,
+    linked_groups,
     seats,
     unsure,
 )
 from companion.vision.detections import Detections
 
-ELEMENTS = ("fire", "water", "earth", "air", "magic")
 TOUCH = (0.8, 1.3)
 """Neighbours in a row lie this many card widths apart along the row…"""
 ACROSS = 0.3
@@ -139,21 +140,19 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
 def _linked_way(row: list[int], labels: Sequence[str | None], edges: Sequence[Any]
                 ) -> list[int]:
     """``row`` (left to right in the photo) turned round when more of its links hold
-    read from the other end (``rox.link``: a card's most frequent edge element is the
-    next card's centre). Every card with an element and counted edges votes, sure or
-    not: only the direction is decided here."""
-    def most(i: int) -> str | None:
+    read from the other end (``rox.link``: a card's most frequent edge element,
+    ``ElementCard.most_frequent``, is the next card's centre). Every card with an
+    element and counted edges votes, sure or not: only the direction is decided here."""
+    most: dict[int, str | None] = {}
+    for i in row:
         edge = edges[i]
-        if not _edge_ok(edge) or not edge:
-            return None
-        best = max(edge.values())
-        top = [e for e, n in edge.items() if n == best]
-        return top[0] if len(top) == 1 else None
-
+        top = ElementCard(str(labels[i]), tuple(int(edge.get(e, 0)) for e in ELEMENTS)
+                          ).most_frequent() if _edge_ok(edge) and edge else ()
+        most[i] = top[0] if len(top) == 1 else None
     forward = backward = 0
     for a, b in zip(row, row[1:], strict=False):
-        forward += most(a) is not None and most(a) == labels[b]
-        backward += most(b) is not None and most(b) == labels[a]
+        forward += most[a] is not None and most[a] == labels[b]
+        backward += most[b] is not None and most[b] == labels[a]
     return row[::-1] if backward > forward else row
 
 
@@ -168,29 +167,15 @@ def _rows(frames: dict[int, Frame], cards: list[int], oriented: bool = True
     Cards whose upright is known (``oriented``) lie side by side along their own width;
     square cards read without an orientation may touch along either axis, and their
     rows run left to right in the photo (a seat marker then decides the first card)."""
-    parent = {i: i for i in cards}
+    def touching(a: int, b: int) -> bool:
+        x, y = frames[a].local(frames[b].centre)
+        along = TOUCH[0] <= abs(x) <= TOUCH[1] and abs(y) <= ACROSS
+        if not oriented:
+            along = along or (TOUCH[0] <= abs(y) <= TOUCH[1] and abs(x) <= ACROSS)
+        return along
 
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for a in cards:
-        for b in cards:
-            if b <= a:
-                continue
-            x, y = frames[a].local(frames[b].centre)
-            along = TOUCH[0] <= abs(x) <= TOUCH[1] and abs(y) <= ACROSS
-            if not oriented:
-                along = along or (TOUCH[0] <= abs(y) <= TOUCH[1] and abs(x) <= ACROSS)
-            if along:
-                parent[find(a)] = find(b)
-    groups: dict[int, list[int]] = {}
-    for i in cards:
-        groups.setdefault(find(i), []).append(i)
     rows = []
-    for row in groups.values():
+    for row in linked_groups(cards, touching):
         if oriented:
             right = np.mean([frames[i].right for i in row], axis=0)
         else:
