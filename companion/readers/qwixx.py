@@ -162,8 +162,6 @@ def _play(detections: Detections, frames: dict[int, Any], order: list[tuple[str,
             result.notes.append(
                 f"card {i} read {label!r} upside down to {name}'s sheet: a played card "
                 f"lies the way its player reads it, so it is {labels[i]!r}")
-    if not played:
-        return None
     played.sort(key=lambda i: float(frame(detections.quads[i]).centre @ right))
     cards = [labels[i] for i in played]
     for k, i in enumerate(played):

@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from companion.games.base import InputError
 from companion.vision.colour import apply_gains, white_gains
-from companion.vision.detections import Detections, rectify, rotate_quad
+from companion.vision.detections import MIN_CONFIDENCE, Detections, rectify, rotate_quad
 
 if TYPE_CHECKING:
     from companion.calibration.deck import DeckProfile
@@ -206,13 +206,13 @@ def portrait_first(quad: npt.ArrayLike, size: tuple[int, int]) -> npt.NDArray[np
 def _other_outlines(quad: npt.NDArray[np.float32], kind: str
                     ) -> list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]:
     """(outline to read through, outline to report) to read an unsure piece again:
-    nudged (``EDGE_NUDGES``: a located outline a few pixels off; the located outline is
+    nudged (``OUTLINE_NUDGES``: a located outline a few pixels off; the located outline is
     still the one reported), and for a Nummix tile a quarter turn round (a tile standing
     on a rack, seen from above, looks wider than tall, so its outline's short edge is not
     its top). A reading through one of them is kept only if it is sure (``UNSURE``) and
     surer than the first: the best of several readings is surer by chance alone (kept
     whenever surer, a quarter turn made an unsure, right real tile, b3, wrong at 0.57)."""
-    out = [(_nudge(quad, *nudge), quad) for nudge in EDGE_NUDGES]
+    out = [(_nudge(quad, *nudge), quad) for nudge in OUTLINE_NUDGES]
     if kind == "nummix_tile":
         out.append((rotate_quad(quad, 1), rotate_quad(quad, 1)))
     return out
@@ -344,12 +344,10 @@ EDGE_SURE_AT = 0.7
 the readers' common scale (``MIN_CONFIDENCE`` 0.5 falls here). On 340 located cards
 (rendered seeds 60020-60044) 244 of 245 cards at 0.7 or more were counted exactly,
 17 of 27 between 0.5 and 0.7."""
-MIN_EDGE_CONFIDENCE = 0.5
-"""Below this (the readers' ``MIN_CONFIDENCE``) a card's edge reading is unsure."""
-EDGE_NUDGES = ((0.95, 0.0, 0.0), (1.05, 0.0, 0.0), (1.0, 0.03, 0.0), (1.0, -0.03, 0.0),
-               (1.0, 0.0, 0.03), (1.0, 0.0, -0.03))
-"""An unsure card's outline read again scaled by 5 % either way and moved by 3 % of its
-side along each image axis."""
+OUTLINE_NUDGES = ((0.95, 0.0, 0.0), (1.05, 0.0, 0.0), (1.0, 0.03, 0.0), (1.0, -0.03, 0.0),
+                  (1.0, 0.0, 0.03), (1.0, 0.0, -0.03))
+"""An unsure piece's outline read again scaled by 5 % either way and moved by 3 % of its
+side along each image axis (Rox edge symbols, and ``_other_outlines``)."""
 EDGE_NUDGED_SURE = 0.7
 """A nudged reading is kept only at this sureness: the best of several readings is
 surer than one reading by chance alone. On 590 located cards (rendered seeds
@@ -364,7 +362,7 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
     each one's top probability against the model's typical one on a right reading
     (``Model.sure``, at most 1 each): a card read as plainly as the model reads its right
     crops is sure; the product is put on the readers' common scale by ``EDGE_SURE_AT``.
-    A card read unsure is read again through its outline nudged (``EDGE_NUDGES``): a
+    A card read unsure is read again through its outline nudged (``OUTLINE_NUDGES``): a
     located outline a few pixels off cuts every symbol's patch askew. The surest nudged
     reading is kept if it reaches ``EDGE_NUDGED_SURE``. (Reading each card at its four
     quarter turns and averaging was tried: on 590 located cards it gained one exact card
@@ -373,12 +371,12 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
     if len(quads) == 0:
         return []
     out = _edge_readings(model, balanced, list(quads))
-    unsure = [k for k, (_, sure) in enumerate(out) if sure < MIN_EDGE_CONFIDENCE
-              and EDGE_NUDGES]
-    nudged = [_nudge(quads[k], *nudge) for k in unsure for nudge in EDGE_NUDGES]
+    unsure = [k for k, (_, sure) in enumerate(out) if sure < MIN_CONFIDENCE
+              and OUTLINE_NUDGES]
+    nudged = [_nudge(quads[k], *nudge) for k in unsure for nudge in OUTLINE_NUDGES]
     again = _edge_readings(model, balanced, nudged)
     for n, k in enumerate(unsure):
-        best = max(again[n * len(EDGE_NUDGES):(n + 1) * len(EDGE_NUDGES)], key=lambda r: r[1])
+        best = max(again[n * len(OUTLINE_NUDGES):(n + 1) * len(OUTLINE_NUDGES)], key=lambda r: r[1])
         if best[1] >= EDGE_NUDGED_SURE:
             out[k] = best
     return out

@@ -19,6 +19,9 @@ import numpy.typing as npt
 
 Quad = npt.NDArray[np.float32]
 """A (4, 2) float32 array of [x, y] image-pixel corners."""
+MIN_CONFIDENCE = 0.5
+"""A piece read with less confidence than this is reported unknown, never guessed (the
+readers' bar; a Rox card's edge sureness is put on the same scale)."""
 
 
 @dataclass(frozen=True)

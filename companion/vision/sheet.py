@@ -276,15 +276,14 @@ def _ring(image: Image, q: Quad, template: Template) -> npt.NDArray[np.float32]:
 def _box_model(image: Image, placed: Placed) -> npt.NDArray[np.float64] | None:
     """Each box's probability of being crossed by the box model (``models/qwixx_box``),
     or None when the model is not installed."""
-    from companion.vision.classify import _softmax, available_model, load_model
+    from companion.vision.classify import available_model, load_model, read_crops
 
     if not placed or not available_model("qwixx_box"):
         return None
     model = load_model("qwixx_box")
-    crops = np.stack(box_crops(image, placed, model.size))
-    probs: npt.NDArray[np.float64] = _softmax(model.logits(crops))[:, model.labels.index(
-        "crossed")]
-    return probs
+    crossed = model.labels.index("crossed")
+    readings = read_crops(model, np.stack(box_crops(image, placed, model.size)))
+    return np.array([r.probs[crossed] for r in readings], np.float64)
 
 
 def box_crops(image: Image, placed: Placed, size: tuple[int, int]) -> list[Image]:

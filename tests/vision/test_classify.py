@@ -222,7 +222,7 @@ def test_a_rox_card_outlined_askew_is_read_again_nudged(monkeypatch) -> None:
         return right, wrong
 
     nudged = tally()
-    monkeypatch.setattr(module, "EDGE_NUDGES", ())
+    monkeypatch.setattr(module, "OUTLINE_NUDGES", ())
     plain = tally()
     assert len(cards) >= 30
     # here 36 of 40 sure and exact nudged, 10 not nudged; none sure and wrong
