@@ -6,6 +6,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import cv2
@@ -126,24 +127,46 @@ def printed_photo(rng: np.random.Generator, crossed: set[tuple[str, Any]], *,
     return warm, dst
 
 
+@dataclass
+class _Tally:
+    """Boxes right and sure, unsure, wrong and sure over some sheets, and the sheets
+    fully right: one row of the report."""
+
+    right: int = 0
+    unsure: int = 0
+    wrong: int = 0
+    boxes: int = 0
+    sheets: int = 0
+    exact: int = 0
+
+    def add(self, read: list[dict[str, Any]] | None, truth: list[dict[str, Any]]) -> None:
+        """One sheet as read (None: not found, every box unsure) against its truth."""
+        r, u, w = score(read, truth) if read is not None else (0, len(truth), 0)
+        self.right, self.unsure, self.wrong = self.right + r, self.unsure + u, self.wrong + w
+        self.boxes += len(truth)
+        self.sheets += 1
+        self.exact += r == len(truth)
+
+    def row(self, name: str, ms: str) -> list[str]:
+        boxes = max(self.boxes, 1)
+        return [name, str(self.sheets), f"{100 * self.right / boxes:.2f} %",
+                f"{100 * self.unsure / boxes:.2f} %", f"{100 * self.wrong / boxes:.2f} %",
+                f"{100 * self.exact / max(self.sheets, 1):.1f} %", ms]
+
+
 def bench_sheets(*, quick: bool) -> Section:
     count = 8 if quick else 60
     rows = []
     for difficulty in ("normal", "hard"):
-        right = unsure = wrong = boxes = sheets = exact = 0
+        tally = _Tally()
         times = []
         for scene, p, truth in rendered_sheets(FIRST_SEED, count, difficulty):
             t0 = time.perf_counter()
             read = read_sheet(scene.image, np.asarray(p.quad, np.float32))
             times.append((time.perf_counter() - t0) * 1000)
-            r, u, w = score(read, truth)
-            right, unsure, wrong, boxes = right + r, unsure + u, wrong + w, boxes + len(truth)
-            sheets += 1
-            exact += r == len(truth)
-        rows.append([f"rendered pad, {difficulty} (true quad)", str(sheets),
-                     f"{100 * right / boxes:.2f} %", f"{100 * unsure / boxes:.2f} %",
-                     f"{100 * wrong / boxes:.2f} %", f"{100 * exact / max(sheets, 1):.1f} %",
-                     f"{statistics.median(times):.1f}"])
+            tally.add(read, truth)
+        rows.append(tally.row(f"rendered pad, {difficulty} (true quad)",
+                              f"{statistics.median(times):.1f}"))
     rows.append(_located_row(count))
     rows.append(_printed_row(8 if quick else 40))
     return Section(
@@ -167,7 +190,7 @@ def bench_sheets(*, quick: bool) -> Section:
 def _located_row(count: int) -> list[str]:
     from companion.vision.pipeline import read_image
 
-    right = unsure = wrong = boxes = sheets = exact = 0
+    tally = _Tally()
     found = None
     for scene, p, truth in rendered_sheets(FIRST_SEED, count, "normal"):
         if found is None or found[0] is not scene:
@@ -177,13 +200,8 @@ def _located_row(count: int) -> list[str]:
         near = [i for i in dets if dets.kinds[i] == "qwixx_sheet"
                 and np.linalg.norm(dets.quads[i].mean(axis=0) - centre) < 0.1 * np.linalg.norm(
                     np.asarray(p.quad[2]) - np.asarray(p.quad[0]))]
-        r, u, w = score(dets.data["boxes"][near[0]], truth) if near else (0, len(truth), 0)
-        right, unsure, wrong, boxes = right + r, unsure + u, wrong + w, boxes + len(truth)
-        sheets += 1
-        exact += r == len(truth)
-    return ["rendered pad, normal (located quad)", str(sheets), f"{100 * right / boxes:.2f} %",
-            f"{100 * unsure / boxes:.2f} %", f"{100 * wrong / boxes:.2f} %",
-            f"{100 * exact / max(sheets, 1):.1f} %", "(in the read time)"]
+        tally.add(dets.data["boxes"][near[0]] if near else None, truth)
+    return tally.row("rendered pad, normal (located quad)", "(in the read time)")
 
 
 def _printed_row(count: int) -> list[str]:
@@ -191,7 +209,7 @@ def _printed_row(count: int) -> list[str]:
     from companion.calibration.qwixx_sheet import boxes as sheet_boxes_mm
 
     rng = np.random.default_rng(FIRST_SEED)
-    right = unsure = wrong = total = exact = missed = 0
+    tally = _Tally()
     times = []
     for _ in range(count):
         names = [(b.row, b.value) for b in sheet_boxes_mm()]
@@ -201,17 +219,10 @@ def _printed_row(count: int) -> list[str]:
         read = read_sheet(image, quad, markers=detect_markers(image))
         times.append((time.perf_counter() - t0) * 1000)
         truth = [{"row": r, "value": v, "crossed": (r, v) in crossed} for r, v in names]
-        if len(read) != len(truth):  # markers not all found: the pad's layout does not fit
-            missed += 1
-            continue
-        r, u, w = score(read, truth)
-        right, unsure, wrong, total = right + r, unsure + u, wrong + w, total + len(truth)
-        exact += r == len(truth)
-    found = count - missed
-    return [f"printed sheet, markers found in {found} of {count}", str(found),
-            f"{100 * right / max(total, 1):.2f} %",
-            f"{100 * unsure / max(total, 1):.2f} %", f"{100 * wrong / max(total, 1):.2f} %",
-            f"{100 * exact / max(found, 1):.1f} %", f"{statistics.median(times):.1f}"]
+        if len(read) == len(truth):  # else markers not all found: the pad's layout is wrong
+            tally.add(read, truth)
+    return tally.row(f"printed sheet, markers found in {tally.sheets} of {count}",
+                     f"{statistics.median(times):.1f}")
 
 
 __all__ = ["bench_sheets", "fit_weights", "printed_photo", "quad_iou", "rendered_sheets"]
