@@ -13,7 +13,7 @@ its centre element (label) and its 16 edge symbols counted per element
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -166,13 +166,22 @@ def _rows(frames: dict[int, Frame], cards: list[int], oriented: bool = True
     """Touching cards in straight lines, each left to right as its player reads it.
     Cards whose upright is known (``oriented``) lie side by side along their own width;
     square cards read without an orientation may touch along either axis, and their
-    rows run left to right in the photo (a seat marker then decides the first card)."""
-    def touching(a: int, b: int) -> bool:
+    rows run left to right in the photo (a seat marker then decides the first card).
+    A card in a row touches cards along one of its axes only (``_one_axis``)."""
+    def near(a: int, b: int) -> tuple[int, float] | None:
+        """(the axis of ``a``'s frame along which ``b`` lies beside it, how far from
+        snug: off one card size along plus off the line across), or None."""
         x, y = frames[a].local(frames[b].centre)
-        along = TOUCH[0] <= abs(x) <= TOUCH[1] and abs(y) <= ACROSS
-        if not oriented:
-            along = along or (TOUCH[0] <= abs(y) <= TOUCH[1] and abs(x) <= ACROSS)
-        return along
+        if TOUCH[0] <= abs(x) <= TOUCH[1] and abs(y) <= ACROSS:
+            return 0, abs(abs(x) - 1.0) + abs(y)
+        if not oriented and TOUCH[0] <= abs(y) <= TOUCH[1] and abs(x) <= ACROSS:
+            return 1, abs(abs(y) - 1.0) + abs(x)
+        return None
+
+    kept = _one_axis(cards, near)
+
+    def touching(a: int, b: int) -> bool:
+        return (a, b) in kept
 
     rows = []
     for row in linked_groups(cards, touching):
@@ -182,6 +191,28 @@ def _rows(frames: dict[int, Frame], cards: list[int], oriented: bool = True
             right = _photo_right([frames[i].centre for i in row])
         rows.append(sorted(row, key=lambda i: float(frames[i].centre @ right)))
     return rows
+
+
+def _one_axis(cards: list[int], near: Callable[[int, int], tuple[int, float] | None]
+              ) -> set[tuple[int, int]]:
+    """The pairs of cards (both ways) that touch in a row: pairs that lie beside each
+    other seen from both (``near``), taken snuggest first, each kept only if it runs
+    along the axis each card's earlier links took. Two rows at a slight angle to each
+    other come within a card's reach at one end; those cards lie beside each other
+    across their rows' axis, and are not linked."""
+    pairs = []
+    for k, a in enumerate(cards):
+        for b in cards[k + 1:]:
+            ab, ba = near(a, b), near(b, a)
+            if ab is not None and ba is not None:
+                pairs.append((ab[1] + ba[1], a, b, ab[0], ba[0]))
+    axis: dict[int, int] = {}
+    kept: set[tuple[int, int]] = set()
+    for _, a, b, along_a, along_b in sorted(pairs):
+        if axis.get(a, along_a) == along_a and axis.get(b, along_b) == along_b:
+            axis[a], axis[b] = along_a, along_b
+            kept |= {(a, b), (b, a)}
+    return kept
 
 
 def _photo_right(centres: list[npt.NDArray[np.float64]]) -> npt.NDArray[np.float64]:

@@ -202,7 +202,9 @@ def _layout_rox(setup: GameSetup, L: _Layout) -> list[tuple[float, float, float,
                   edge=dict(card["edge"]), owner=p, cell=[j])
         seats.append((-ux * 4.2 * w, y - uy * 4.2 * w, flip + 90.0, 10 + i))
     for k, value in enumerate(setup.state["scoring_cards"]):
-        L.add("rox_scoring", str(value), 4.4 * w, (k - (len(setup.state["scoring_cards"]) - 1)
+        # beyond the seat markers at the rows' ends (4.2 w out, 40 mm square): at 4.4 w a
+        # marker lay on a scoring card and hid its number
+        L.add("rox_scoring", str(value), 5.6 * w, (k - (len(setup.state["scoring_cards"]) - 1)
               / 2) * 75.0, rng.normal(0, 8))
     return seats
 

@@ -10,9 +10,14 @@ sheet reader places its boxes from), not its artwork or its colours.
 Used for the Qwixx pad. The Cat in the Box board was tried and left out: its cells
 repeat every ninth of its width, so a fit can slip by a whole column (a column washed
 out by a lamp's glare), and held to less than half a cell it changed nothing.
+
+``fit_card_outline`` fits a card's four sides to the straight edges around it, for
+readers that cut small patches near a card's border (the Rox edge symbols).
 """
 
 from __future__ import annotations
+
+import itertools
 
 import cv2
 import numpy as np
@@ -127,3 +132,113 @@ def _correlation(template: npt.NDArray[np.float32], seen: npt.NDArray[np.float32
     a = template - template.mean()
     b = back - back.mean()
     return float((a * b).sum() / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-9))
+
+
+OUTLINE_REACH = 0.15
+"""A card's side is looked for this share of its length either way of the located one."""
+OUTLINE_SAMPLES = 24
+"""Points along each side where the photo is sampled across it."""
+OUTLINE_CANDIDATES = 4
+"""The strongest distinct lines kept per side; the four sides are then chosen together."""
+OUTLINE_QUANTILE = 0.2
+"""A line's strength is this quantile of the edge strength along it: a card's edge runs
+its whole length, a row of symbols inside the card has gaps."""
+OUTLINE_SHAPE_WEIGHT = 3.0
+"""How much a departure from the card's known aspect costs, against the sides' strength
+(relative to the card's strongest side)."""
+
+
+def fit_card_outline(image: Image, quad: npt.ArrayLike, *, aspect: float, count: int = 1
+                     ) -> list[Quad]:
+    """``quad`` (image pixels, corner order kept) with each side moved onto a straight
+    edge of the BGR ``image`` near it, the ``count`` best fits first: for each side the
+    strongest few lines within ``OUTLINE_REACH`` of it (strength = a low quantile of the
+    colour step across the line), then the four that are strongest together while keeping
+    the card's ``aspect`` (long over short side). Where two cards touch, the seam between
+    them is faint and a row of symbols inside can look stronger; the aspect settles most
+    of those, and a reader can try the next fits."""
+    q = np.asarray(quad, np.float64).reshape(4, 2)
+    centre = q.mean(axis=0)
+    lengths = np.linalg.norm(np.roll(q, -1, axis=0) - q, axis=1)
+    if lengths.min() < 8:
+        return [np.asarray(quad, np.float32).reshape(4, 2)]
+    sides = []
+    for k in range(4):
+        a, b = q[k], q[(k + 1) % 4]
+        along = (b - a) / lengths[k]
+        normal = np.array([along[1], -along[0]])
+        if float(normal @ ((a + b) / 2 - centre)) < 0:
+            normal = -normal  # outward
+        sides.append((a, b, normal, *_side_lines(image, a, b, normal, lengths[k])))
+    strongest = max(float(s[4][:, 2].max()) for s in sides) + 1e-6
+    # every choice of one candidate per side: its mean offsets and strengths
+    choice = np.array(list(itertools.product(range(OUTLINE_CANDIDATES), repeat=4)))
+    shift = np.stack([sides[k][3][choice[:, k]] for k in range(4)], axis=1)
+    strength = np.stack([sides[k][4][choice[:, k], 2] for k in range(4)], axis=1)
+    across_02 = (lengths[1] + lengths[3]) / 2 + shift[:, 0] + shift[:, 2]
+    across_13 = (lengths[0] + lengths[2]) / 2 + shift[:, 1] + shift[:, 3]
+    ratio = np.maximum(across_02, across_13) / np.maximum(np.minimum(across_02, across_13), 1e-6)
+    total = strength.sum(axis=1) / strongest - OUTLINE_SHAPE_WEIGHT * np.abs(ratio - aspect)
+    fits: list[Quad] = []
+    for pick in choice[np.argsort(-total, kind="stable")]:
+        lines = []
+        for k in range(4):
+            a, b, normal, _, found = sides[k]
+            p0 = a + 0.1 * (b - a) + found[pick[k], 0] * normal
+            p1 = a + 0.9 * (b - a) + found[pick[k], 1] * normal
+            lines.append((p0, p1 - p0))
+        fit = _meeting_corners(lines)
+        if fit is not None and not any(np.abs(fit - f).max() < 1.0 for f in fits):
+            fits.append(fit)  # (repeated candidates give the same quad twice)
+        if len(fits) == count:
+            break
+    return fits or [np.asarray(quad, np.float32).reshape(4, 2)]
+
+
+def _meeting_corners(lines: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]]
+                     ) -> Quad | None:
+    """The four corners where each (point, direction) line meets the one before it."""
+    corners = []
+    for k in range(4):
+        (p1, d1), (p2, d2) = lines[k - 1], lines[k]
+        m = np.column_stack([d1, -d2])
+        if abs(np.linalg.det(m)) < 1e-6:
+            return None
+        corners.append(p1 + np.linalg.solve(m, p2 - p1)[0] * d1)
+    return np.asarray(corners, np.float32)
+
+
+def _side_lines(image: Image, a: npt.NDArray[np.float64], b: npt.NDArray[np.float64],
+                normal: npt.NDArray[np.float64], length: float
+                ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The ``OUTLINE_CANDIDATES`` strongest distinct lines near the side a→b: (their mean
+    offset along ``normal`` in pixels, rows of (offset at 10 % of the side, offset at
+    90 %, strength))."""
+    step = 0.5
+    reach = max(3.0, OUTLINE_REACH * length)
+    offsets = np.arange(-reach, reach + 1e-9, step)
+    ts = np.linspace(0.1, 0.9, OUTLINE_SAMPLES)
+    base = a[None] + ts[:, None] * (b - a)[None]
+    points = (base[:, None, :] + offsets[None, :, None] * normal[None, None, :]).astype(np.float32)
+    values = cv2.remap(image, points[..., 0], points[..., 1], cv2.INTER_LINEAR,
+                       borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
+    pixel = int(round(1 / step))
+    edge = np.zeros(values.shape[:2], np.float32)  # colour step across 1 px, per sample
+    edge[:, pixel:-pixel] = np.abs(values[:, 2 * pixel:] - values[:, :-2 * pixel]).sum(axis=2)
+    n = len(offsets)
+    index = np.arange(n)
+    weight = (ts - 0.1) / 0.8
+    at = np.rint(index[:, None, None] * (1 - weight)[None, None, :]
+                 + index[None, :, None] * weight[None, None, :]).astype(int)
+    rank = OUTLINE_QUANTILE * (len(ts) - 1)  # np.quantile's, by partition (faster)
+    low, high = int(np.floor(rank)), int(np.ceil(rank))
+    ranked = np.partition(edge[np.arange(len(ts))[None, None, :], at], (low, high), axis=2)
+    strength = ranked[..., low] + (rank - low) * (ranked[..., high] - ranked[..., low])
+    peaks = (strength >= cv2.dilate(strength, np.ones((9, 9), np.uint8))) & (strength > 0)
+    i, j = np.nonzero(peaks)  # local maxima: lines at least 2 px apart at an end
+    order = np.argsort(strength[i, j])[::-1][:OUTLINE_CANDIDATES]
+    if not len(order):
+        i, j, order = np.array([n // 2]), np.array([n // 2]), np.array([0])
+    order = np.resize(order, OUTLINE_CANDIDATES)  # fewer peaks: the strongest repeated
+    rows = np.column_stack([offsets[i[order]], offsets[j[order]], strength[i[order], j[order]]])
+    return (rows[:, 0] + rows[:, 1]) / 2, rows

@@ -221,6 +221,7 @@ def test_a_rox_card_outlined_askew_is_read_again_nudged(monkeypatch) -> None:
                 right, wrong = right + exact, wrong + (not exact)
         return right, wrong
 
+    monkeypatch.setattr(module, "EDGE_REFIT_BELOW", 0.0)  # the nudges alone
     nudged = tally()
     monkeypatch.setattr(module, "OUTLINE_NUDGES", ())
     plain = tally()
@@ -228,3 +229,7 @@ def test_a_rox_card_outlined_askew_is_read_again_nudged(monkeypatch) -> None:
     # here 36 of 40 sure and exact nudged, 10 not nudged; none sure and wrong
     assert nudged[0] >= plain[0] + 0.25 * len(cards), (nudged, plain, len(cards))
     assert nudged[1] <= 0.03 * len(cards)
+    monkeypatch.setattr(module, "EDGE_REFIT_BELOW", 0.9)  # the fitted outline alone
+    fitted = tally()
+    assert fitted[0] >= plain[0] + 0.25 * len(cards), (fitted, plain, len(cards))
+    assert fitted[1] <= 0.03 * len(cards)
