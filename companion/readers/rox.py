@@ -4,7 +4,9 @@ A row is a straight line of touching element cards (up to six). Its first card i
 end nearer its player's seat marker; without seat markers, the left end as seen by the
 player who reads the row's cards upright. Element cards have no up, so without seat
 markers a row runs the way more of its links hold (a row is built link by link from
-its first card), and left to right in the photo when both ways hold as many; the note
+its first card), and from its end farther from the middle of all the rows when both
+ways hold as many (a player sits at the table's edge and lays a row from the end
+nearer their seat); the note
 says so. A row is given only up to its first unread card: a link is between
 neighbours, so none is checked across a card that could not be read. Each card brings
 its centre element (label) and its 16 edge symbols counted per element
@@ -78,7 +80,10 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
                 row.reverse()  # the first card is the end nearer the seat
     else:
         if not oriented:
-            rows = [_linked_way(row, detections.labels, edges) for row in rows]
+            middle = np.mean([frames[i].centre for i in cards], axis=0)
+            rows = [_linked_way(row, detections.labels, edges,
+                                outer_first=_outer_first(row, frames, middle))
+                    for row in rows]
         rows.sort(key=lambda row: float(np.mean([frames[i].centre[1] for i in row])))
         given = list(players) if players and len(players) >= len(rows) else None
         names = [given[k] if given else f"P{k + 1}" for k in range(len(rows))]
@@ -86,7 +91,8 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
             result.notes.append(
                 "no seat markers: rows named from the top of the photo down; each row read "
                 + ("from its left end as its player sees it" if oriented else
-                   "the way more of its links hold, else from its left end in the photo "
+                   "the way more of its links hold, else from its end farther from the "
+                   "middle of the rows "
                    "(which end faces its player cannot be seen: lay seat markers, or "
                    "check the order)"))
     out_rows: dict[str, list[dict[str, Any]]] = {}
@@ -137,12 +143,23 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     return result
 
 
-def _linked_way(row: list[int], labels: Sequence[str | None], edges: Sequence[Any]
-                ) -> list[int]:
+def _outer_first(row: list[int], frames: dict[int, Frame], middle: npt.NDArray[np.float64]
+                 ) -> bool:
+    """Whether ``row`` (left to right in the photo) starts at its end farther from the
+    ``middle`` of all the rows: a player sits at the table's edge and lays a row from
+    the end nearer their seat, so a row shorter than the table is wide lies off centre
+    toward its player."""
+    first, last = frames[row[0]].centre, frames[row[-1]].centre
+    return bool(np.linalg.norm(first - middle) > np.linalg.norm(last - middle))
+
+
+def _linked_way(row: list[int], labels: Sequence[str | None], edges: Sequence[Any],
+                *, outer_first: bool = True) -> list[int]:
     """``row`` (left to right in the photo) turned round when more of its links hold
     read from the other end (``rox.link``: a card's most frequent edge element,
-    ``ElementCard.most_frequent``, is the next card's centre). Every card with an
-    element and counted edges votes, sure or not: only the direction is decided here."""
+    ``ElementCard.most_frequent``, is the next card's centre), or, when as many hold
+    both ways, unless ``outer_first`` (``_outer_first``). Every card with an element
+    and counted edges votes, sure or not: only the direction is decided here."""
     most: dict[int, str | None] = {}
     for i in row:
         edge = edges[i]
@@ -153,6 +170,8 @@ def _linked_way(row: list[int], labels: Sequence[str | None], edges: Sequence[An
     for a, b in zip(row, row[1:], strict=False):
         forward += most[a] is not None and most[a] == labels[b]
         backward += most[b] is not None and most[b] == labels[a]
+    if forward == backward:
+        return row if outer_first else row[::-1]
     return row[::-1] if backward > forward else row
 
 

@@ -98,7 +98,7 @@ def test_unoriented_rows_without_markers_say_their_order_is_the_photos() -> None
                       markers=False, names=False)
     lengths = sorted(len(r) for r in read.state["rows"].values())
     assert lengths == sorted(len(r) for r in scene.state["rows"].values())
-    assert any("left end in the photo" in note for note in read.notes)
+    assert any("farther from the middle of the rows" in note for note in read.notes)
 
 
 def test_unoriented_rows_without_markers_run_the_way_their_links_hold() -> None:
@@ -143,3 +143,39 @@ def test_rows_at_a_slight_angle_stay_apart() -> None:
         if sorted(len(r) for r in read.state["rows"].values()) != want:
             split.append(seed)
     assert not split
+
+
+def test_rows_whose_links_hold_both_ways_start_at_their_outer_end() -> None:
+    """Without seat markers, a row whose links hold as many both ways (two cards each
+    the other's most frequent element) starts at its end farther from the middle of the
+    rows: its player sits at the table's edge and starts there."""
+    import numpy as np
+
+    from companion.games.rox import ELEMENTS, ElementCard
+    from companion.vision.detections import rotate_quad
+
+    def both_ways(row: list) -> bool:
+        top = [ElementCard(c["centre"], tuple(c["edge"].get(e, 0) for e in ELEMENTS)
+                           ).most_frequent() for c in row]
+        ahead = sum(t == (b["centre"],) for t, b in zip(top, row[1:], strict=False))
+        back = sum(t == (a["centre"],) for a, t in zip(row, top[1:], strict=False))
+        return ahead == back
+
+    rng = np.random.default_rng(4)
+    right = total = 0
+    for seed in range(61000, 61040):
+        scene = render_scene("rox", seed=seed, difficulty="normal")
+        if hidden(scene):
+            continue
+        truth = detections_from_scene(scene)
+        quads = np.array([rotate_quad(q, int(rng.integers(4))) if k == "rox_card" else q
+                          for q, k in zip(truth.quads, truth.kinds, strict=True)], np.float32)
+        read = read_scene(scene, truth.with_fields(quads=quads, oriented=(False,) * len(truth)),
+                          markers=False, names=False)
+        got = {tuple(c["centre"] for c in r) for r in read.state["rows"].values()}
+        for row in scene.state["rows"].values():
+            if len(row) < 6 and both_ways(row):
+                total += 1
+                right += tuple(c["centre"] for c in row) in got
+    assert total >= 3
+    assert right == total, (right, total)
