@@ -187,7 +187,7 @@ def fit_card_outline(image: Image, quad: npt.ArrayLike, *, aspect: float, count:
             p0 = a + 0.1 * (b - a) + found[pick[k], 0] * normal
             p1 = a + 0.9 * (b - a) + found[pick[k], 1] * normal
             lines.append((p0, p1 - p0))
-        fit = _meeting_corners(lines)
+        fit = meeting_corners(lines)
         if fit is not None and not any(np.abs(fit - f).max() < 1.0 for f in fits):
             fits.append(fit)  # (repeated candidates give the same quad twice)
         if len(fits) == count:
@@ -195,7 +195,7 @@ def fit_card_outline(image: Image, quad: npt.ArrayLike, *, aspect: float, count:
     return fits or [np.asarray(quad, np.float32).reshape(4, 2)]
 
 
-def _meeting_corners(lines: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]]
+def meeting_corners(lines: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]]
                      ) -> Quad | None:
     """The four corners where each (point, direction) line meets the one before it."""
     corners = []

@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from companion.calibration.markers import Marker
 from companion.games.base import InputError
+from companion.vision.align import meeting_corners
 from companion.vision.detections import Detections
 from companion.vision.locate import GAMES, MIN_SIDE, short_edge_first, tokens_on_board
 
@@ -212,15 +213,10 @@ def _edge_quad(grey: npt.NDArray[np.float32], quad: npt.NDArray[np.float32]
         vx, vy, x0, y0 = cv2.fitLine(hits.astype(np.float32), cv2.DIST_HUBER, 0, 0.01,
                                      0.01).ravel()
         lines.append((np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)))
-    corners = []
-    for k in range(4):
-        (p1, d1), (p2, d2) = lines[k - 1], lines[k]
-        m = np.column_stack([d1, -d2])
-        if abs(np.linalg.det(m)) < 1e-6:
-            return quad
-        t = np.linalg.solve(m, p2 - p1)
-        corners.append(p1 + t[0] * d1)
-    out = np.asarray(corners, np.float64)
+    met = meeting_corners(lines)
+    if met is None:
+        return quad
+    out = met.astype(np.float64)
     if np.linalg.norm(out - q, axis=1).max() > 0.08 * diagonal:
         return quad  # the lines went astray: keep the net's corners
     return out.astype(np.float32)
