@@ -165,10 +165,7 @@ def fit_card_outline(image: Image, quad: npt.ArrayLike, *, aspect: float, count:
     sides = []
     for k in range(4):
         a, b = q[k], q[(k + 1) % 4]
-        along = (b - a) / lengths[k]
-        normal = np.array([along[1], -along[0]])
-        if float(normal @ ((a + b) / 2 - centre)) < 0:
-            normal = -normal  # outward
+        normal = outward_normal(a, b, centre)
         sides.append((a, b, normal, *_side_lines(image, a, b, normal, lengths[k])))
     strongest = max(float(s[4][:, 2].max()) for s in sides) + 1e-6
     # every choice of one candidate per side: its mean offsets and strengths
@@ -193,6 +190,14 @@ def fit_card_outline(image: Image, quad: npt.ArrayLike, *, aspect: float, count:
         if len(fits) == count:
             break
     return fits or [np.asarray(quad, np.float32).reshape(4, 2)]
+
+
+def outward_normal(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64],
+                   centre: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The unit normal of the side a→b of a quad around ``centre``, pointing out of it."""
+    along = (b - a) / max(float(np.linalg.norm(b - a)), 1e-12)
+    normal = np.array([along[1], -along[0]])
+    return -normal if float(normal @ ((a + b) / 2 - centre)) < 0 else normal
 
 
 def meeting_corners(lines: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]]

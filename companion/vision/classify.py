@@ -379,12 +379,11 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
     crops is sure; the product is put on the readers' common scale by ``EDGE_SURE_AT``.
 
     A card read less sure than ``EDGE_REFIT_BELOW`` is read again through its outline
-    fitted to the card's edges in the photo (``align.fit_card_outline``), and the surer
-    reading kept:
-    an outline a few pixels off cuts every symbol's patch askew. (On 391 located cards,
-    rendered seeds 60000-60029: sure and exact 317 -> 367 with nudges as below, sure and
-    wrong 2 -> 1; the fitted outline alone gained only 4, as it sometimes takes a row
-    of symbols for the edge.) A card still unsure is read again through both outlines
+    fitted to the card's edges in the photo (``align.fit_card_outline``, the
+    ``EDGE_FITS`` best fits), and the surest reading kept: an outline a few pixels off
+    cuts every symbol's patch askew. (On 390 located cards, rendered seeds
+    60000-60029, with nudges as below: sure and exact 317 -> 371, sure and wrong
+    2 -> 1.) A card still unsure is read again through both outlines
     nudged (``OUTLINE_NUDGES``), and the surest nudged reading kept if it reaches
     ``EDGE_NUDGED_SURE``. (Reading each card at its four quarter turns and averaging was
     tried: on 590 located cards it gained one exact card and cost 30 ms a photo.)"""

@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from companion.calibration.markers import Marker
 from companion.games.base import InputError
-from companion.vision.align import meeting_corners
+from companion.vision.align import meeting_corners, outward_normal
 from companion.vision.detections import Detections
 from companion.vision.locate import GAMES, MIN_SIDE, short_edge_first, tokens_on_board
 
@@ -192,10 +192,7 @@ def _edge_quad(grey: npt.NDArray[np.float32], quad: npt.NDArray[np.float32]
         length = float(np.linalg.norm(b - a))
         if length < 20:
             return quad
-        along = (b - a) / length
-        normal = np.array([along[1], -along[0]])
-        if float(normal @ ((a + b) / 2 - centre)) < 0:
-            normal = -normal  # outward
+        normal = outward_normal(a, b, centre)
         reach = max(6.0, 0.04 * length)
         offsets = np.arange(-reach, reach + 1.0)
         ts = np.linspace(0.08, 0.92, EDGE_SAMPLES)
@@ -207,7 +204,7 @@ def _edge_quad(grey: npt.NDArray[np.float32], quad: npt.NDArray[np.float32]
         best = step.argmax(axis=1)
         strong = step[np.arange(len(ts)), best] >= EDGE_STEP
         if strong.sum() < EDGE_SAMPLES // 3:
-            lines.append((a, along))
+            lines.append((a, (b - a) / length))
             continue
         hits = base[strong] + (offsets[best[strong]] + 0.5)[:, None] * normal[None, :]
         vx, vy, x0, y0 = cv2.fitLine(hits.astype(np.float32), cv2.DIST_HUBER, 0, 0.01,
