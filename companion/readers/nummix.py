@@ -4,9 +4,12 @@
    from a tile to its neighbour in the tile's own image frame (the frame absorbs the
    camera's perspective and the grid's rotation: cells follow the tiles' own axes).
 2. Tiles standing on a rack are read apart: the vision's ``standing`` flag if it gives
-   one; else, with the table's corner markers (or a profile), a tile that is not a
-   27×37 rectangle on the table plane; else a single row whose tiles look much
-   shorter or taller than the table's other tiles.
+   one; else rows of tiles with a rack's ledge at their feet (the bands the vision
+   measured there, judged over each row by ``companion.vision.standing.is_ledge``);
+   without those, with the table's corner markers (or a profile), a tile that is not a
+   27×37 rectangle on the table plane; else a single row whose tiles look much shorter
+   or taller than the table's other tiles. A rack's tiles are joined side by side, a
+   little apart.
 3. Groups that lie on one lattice near each other (constructs side by side, rows apart)
    share a grid; the others are separate grids, written one under another with an
    empty row between them (blank space between groups changes no construct).
@@ -32,6 +35,7 @@ from companion.readers.common import (
     unsure,
 )
 from companion.vision.detections import Detections
+from companion.vision.standing import is_ledge
 
 TILE = np.array([27.0, 37.0])
 """A tile's width and height (mm) as COMPONENTS.md gives them."""
@@ -49,6 +53,13 @@ much). Measured on 40 rendered scenes: lying groups' exact quads lean at most 0.
 spread 0.027, standing ones at least 0.08 and 0.15; located quads (rectangles in the
 photo) of lying groups lean up to 0.18 and spread up to 0.09, and are up to 0.19 short,
 standing ones 0.12 short at the median: located quads tell a rack less surely."""
+BESIDE_STEP = (0.6, 1.7)
+BESIDE_ACROSS = 0.5
+BESIDE_AXIS = math.radians(25)
+"""Standing tiles are one rack's when the next is ``BESIDE_STEP`` widths along, at
+most ``BESIDE_ACROSS`` heights across and turned at most ``BESIDE_AXIS``: a rack's
+tiles stand a little apart, and their outlines, seen at a slant, are short and lean
+(up to 18° apart on neighbours in rendered scenes)."""
 RACK_CANDIDATES = 4
 """The largest single rows tried as the rack (each costs one plane fit)."""
 RACK_ERROR = 0.06
@@ -117,7 +128,7 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
                             for line in lines]
     if any("?" in line.split() for line in lines):
         result.notes.append("unknown tiles are shown as '?' in the grid: check needs them read")
-    racks = _racks(quads, [g for g in groups if set(g) & standing])
+    racks = _racks(quads, _side_by_side(quads, sorted(standing)))
     result.extra["racks"] = [[detections.labels[i] for i in rack] for rack in racks]
     for k, rack in enumerate(racks):
         for pos, i in enumerate(rack):
@@ -147,6 +158,12 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
     flags = detections.data.get("standing")
     if flags is not None:
         return {i for g in groups for i in g if flags[i]}
+    bands = detections.data.get("front")
+    if bands is not None:  # judged rack by rack: its tiles stand side by side
+        rows = [i for g in groups if len({r for r, _ in _snap_image(quads, g).values()}) == 1
+                for i in g]
+        return {i for rack in _side_by_side(quads, rows)
+                if is_ledge([bands[i] for i in rack]) for i in rack}
     if plane is not None:
         return _off_plane(quads, groups, plane)
     candidates = [g for g in groups if len(g) >= 3]
@@ -173,6 +190,20 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
     if error(rack) > RACK_ERROR and error(rack) > RACK_MARGIN * worst_other:
         return set(rack)
     return set()
+
+
+def _side_by_side(quads: npt.NDArray[np.float64], tiles: list[int]) -> list[list[int]]:
+    """Standing tiles in racks: each next to the other along its width (``BESIDE_*``)."""
+    frames = {i: frame(quads[i]) for i in tiles}
+
+    def beside(a: int, b: int) -> bool:
+        fa, fb = frames[a], frames[b]
+        if abs(math.remainder(fa.angle - fb.angle, math.pi)) > BESIDE_AXIS:
+            return False
+        x, y = fa.local(fb.centre)
+        return BESIDE_STEP[0] <= abs(x) <= BESIDE_STEP[1] and abs(y) <= BESIDE_ACROSS
+
+    return linked_groups(tiles, beside)
 
 
 def _shape_errors(quads: npt.NDArray[np.float64], h: npt.NDArray[np.float64]

@@ -507,7 +507,8 @@ def classify(image: Image, detections: Detections, *, game: str,
     ``data["edge"]`` = {element: count} of their 16 edge symbols, and a confidence no
     higher than the chance that all 16 were read right. Qwixx sheets get ``data["boxes"]``:
     every box crossed or not (``companion.vision.sheet.read_sheet``; ``markers`` are the
-    photo's ArUco markers, for our printed sheet's 20–23)."""
+    photo's ArUco markers, for our printed sheet's 20–23). Nummix tiles get
+    ``data["front"]``: the band at each tile's foot (``companion.vision.standing``)."""
     if game not in GAMES:
         raise InputError("game", f"unknown game {game!r}; one of: {', '.join(GAMES)}")
     if ocr not in OCR_MODES:
@@ -598,5 +599,43 @@ def classify(image: Image, detections: Detections, *, game: str,
             boxes[i] = read_sheet(balanced, quads[i], markers=markers, balanced=True)
             quads[i], oriented[i] = _sheet_upright(quads[i], boxes[i])
         data["boxes"] = tuple(boxes)
-    return detections.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
+    read = detections.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
                                   oriented=tuple(oriented), data=data)
+    if game == "nummix":
+        read = _feet_on_ledges(read, balanced, models_dir if use_classifier else None)
+    return read
+
+
+def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
+                    ) -> Detections:
+    """Nummix tiles get the band at each one's foot (``data["front"]``: a rack's ledge or
+    the table, ``companion.vision.standing``). A tile with a ledge along a side instead
+    stands on it, read a quarter turn off: it is read again standing on the ledge, and
+    kept so if that reading is surer than the first and the right way up (the ledge is
+    the evidence; an unsure reading is still reported unsure)."""
+    from companion.vision.standing import front_bands, ledge_sides
+
+    bands = front_bands(balanced, read)
+    if models_dir is None or not available_model("nummix_tile", models_dir):
+        return read.with_fields(data={**read.data, "front": bands})
+    sides = ledge_sides(balanced, read, bands)
+    if sides:
+        model = load_model("nummix_tile", models_dir)
+        quads = read.quads.copy()
+        labels = list(read.labels)
+        confidences = read.confidences.copy()
+        alternatives = list(read.data.get("alternatives", ((),) * len(read)))
+        standing = {i: rotate_quad(read.quads[i], turns) for i, turns in sides.items()}
+        for (i, quad), again in zip(standing.items(),
+                                    _read_quads(model, balanced, list(standing.values())),
+                                    strict=True):
+            if again.turned or again.probs.max() <= float(confidences[i]):
+                continue
+            quads[i] = quad
+            labels[i], confidences[i], alternatives[i] = _top(model.labels, again.probs)
+        if any(labels[i] != read.labels[i] or confidences[i] != read.confidences[i]
+               for i in standing):
+            read = read.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
+                                    data={**read.data, "alternatives": tuple(alternatives)})
+            bands = front_bands(balanced, read)
+    return read.with_fields(data={**read.data, "front": bands})

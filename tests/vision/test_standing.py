@@ -1,0 +1,76 @@
+"""The band at a tile's foot: a rack's ledge against the table and a lying tile's shadow."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.readers.truth import read_scene
+from companion.synth import render_scene
+from companion.vision.detections import Detections, quad_iou
+from companion.vision.pipeline import read_image
+from companion.vision.standing import front_bands
+
+TABLE = (150, 160, 170)  # BGR, a light wooden table
+TILE = np.array([[300, 200], [354, 200], [354, 274], [300, 274]], np.float32)
+
+
+def _one_tile(image: np.ndarray) -> Detections:
+    return Detections(quads=TILE[None], kinds=("nummix_tile",), labels=("r7",),
+                      confidences=np.ones(1, np.float32), oriented=(True,))
+
+
+def _scene(foot: str) -> np.ndarray:
+    image = np.full((480, 640, 3), TABLE, np.uint8)
+    if foot == "ledge":  # a dark bar along the tile's foot, beyond both its ends
+        cv2.rectangle(image, (290, 274), (364, 296), (32, 30, 30), -1)
+    elif foot == "shadow":  # soft: darkest at the foot, lighter further out
+        shade = np.zeros(image.shape[:2], np.float32)
+        cv2.rectangle(shade, (302, 268), (358, 286), 1.0, -1)
+        shade = cv2.GaussianBlur(shade, (0, 0), 6)
+        image = (image * (1 - 0.45 * shade[..., None])).astype(np.uint8)
+    cv2.fillConvexPoly(image, TILE.astype(np.int32), (235, 240, 242))
+    return image
+
+
+@pytest.mark.parametrize("foot", ["ledge", "shadow", "table"])
+def test_a_ledge_is_told_from_the_table_and_a_shadow(foot: str) -> None:
+    image = _scene(foot)
+    (band,) = front_bands(image, _one_tile(image))
+    assert band is not None
+    if foot == "ledge":
+        assert band.contrast > 60 and band.darkness < 0.3 and band.rise <= 0.01
+    elif foot == "shadow":
+        assert band.rise > 0.02  # lighter further out: not a ledge
+    else:
+        assert band.contrast < 10 and band.darkness > 0.6
+
+
+def test_a_band_off_the_picture_is_not_measured() -> None:
+    image = np.full((280, 640, 3), TABLE, np.uint8)  # the tile's foot is the bottom edge
+    assert front_bands(image, _one_tile(image)) == (None,)
+
+
+def test_rack_tiles_are_read_apart_from_the_photo() -> None:
+    """Located tiles of 20 rendered scenes (with and without table markers): the ones
+    standing on a rack get the reader's rack role, the ones lying on the table never.
+    Measured: 70 of 77 rack tiles (91 %), none of 522 lying ones."""
+    rack_seen = rack_read = lying_seen = lying_read = 0
+    for seed in range(60000, 60020):
+        scene = render_scene("nummix", seed=seed, difficulty="normal")
+        found = read_image(scene.image, game="nummix").detections
+        roles = read_scene(scene, found).roles
+        truth = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered]
+        for i in found:
+            best = max(truth, key=lambda p: quad_iou(p.quad, found.quads[i]))
+            if quad_iou(best.quad, found.quads[i]) < 0.5:
+                continue
+            on_rack = (roles[i] or {}).get("role") == "rack tile"
+            if best.extra.get("standing"):
+                rack_seen, rack_read = rack_seen + 1, rack_read + on_rack
+            else:
+                lying_seen, lying_read = lying_seen + 1, lying_read + on_rack
+    assert rack_seen >= 50 and lying_seen >= 300
+    assert rack_read >= 0.85 * rack_seen
+    assert lying_read <= 0.01 * lying_seen
