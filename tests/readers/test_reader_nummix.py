@@ -94,3 +94,38 @@ def test_located_tiles_of_one_construct_stay_together() -> None:
     got = {frozenset(t for _, _, t in c) for c in nummix_components(read.state["grid"])}
     assert frozenset({"o7", "k7", "r7"}) in got
     assert frozenset({"k8", "r8", "o8", "b8"}) in got
+
+
+def test_a_tile_set_off_a_little_stays_in_its_construct() -> None:
+    """A located outline a few pixels short moves the tile's centre across its line
+    (rendered seeds: up to a quarter of a tile): the tile still belongs to the
+    construct it touches; set off by half a tile, it is apart."""
+    scene = scenes("easy")[0]
+    dets = detections_from_scene(scene)
+    truth = nummix_components(read_scene(scene).state["grid"])
+    tiles = [i for i in dets if dets.kinds[i] == "nummix_tile"]
+    centres = dets.quads.mean(axis=1)
+
+    def neighbours(i: int, side: int) -> int:
+        """How many tiles touch tile ``i`` along its right (0) or down (1) axis."""
+        axis = dets.quads[i][side + 1] - dets.quads[i][side]
+        pitch = float(np.linalg.norm(axis))
+        return sum(1 for j in tiles if j != i
+                   and abs(abs(float((centres[j] - centres[i]) @ axis)) / pitch - pitch)
+                   < 0.2 * pitch
+                   and float(np.linalg.norm(centres[j] - centres[i])) < 1.2 * pitch)
+
+    # a tile in a row and in no column, moved across its row
+    moved = next(i for i in tiles if neighbours(i, 0) and not neighbours(i, 1))
+    q = dets.quads[moved]
+    down = ((q[3] - q[0]) + (q[2] - q[1])) / 2
+
+    def shifted(share: float) -> list[frozenset[str]]:
+        """The constructs read with the tile moved by ``share`` of its height."""
+        quads = dets.quads.copy()
+        quads[moved] = q + down * share
+        grid = read_scene(scene, dets.with_fields(quads=quads)).state["grid"]
+        return nummix_components(grid)
+
+    assert shifted(0.25) == truth
+    assert shifted(0.5) != truth
