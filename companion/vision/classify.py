@@ -618,7 +618,7 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
     bands = front_bands(balanced, read)
     if models_dir is None or not available_model("nummix_tile", models_dir):
         return read.with_fields(data={**read.data, "front": bands})
-    sides = ledge_sides(balanced, read, bands)
+    sides = ledge_sides(balanced, read, bands, unsure_below=UNSURE)
     if sides:
         model = load_model("nummix_tile", models_dir)
         quads = read.quads.copy()

@@ -67,8 +67,9 @@ def front_bands(image: npt.NDArray[np.uint8], detections: Detections, *,
         return (None,) * n
     pieces = _piece_map(image, detections)
     out: list[FrontBand | None] = [None] * n
-    for i in rows:
-        out[i] = _band(image, pieces, np.asarray(detections.quads[i], np.float64), i + 1)
+    for i, band in zip(rows, _bands(image, pieces, detections.quads[rows], np.array(rows) + 1),
+                       strict=True):
+        out[i] = band
     return tuple(out)
 
 
@@ -84,22 +85,25 @@ def is_ledge(bands: Sequence[FrontBand | None]) -> bool:
 
 
 def ledge_sides(image: npt.NDArray[np.uint8], detections: Detections,
-                bands: Sequence[FrontBand | None]) -> dict[int, int]:
-    """Tiles with no ledge at their foot but one along a side: index -> the quarter
-    turns (1 or 3, ``rotate_quad``) that make that side the foot. A tile standing on
-    a rack, seen steeply from above, looks nearly square, and its outline may start at
-    a side; its foot is where the ledge is."""
-    rows = [i for i, band in enumerate(bands)
-            if detections.kinds[i] == "nummix_tile" and not is_ledge([band])]
+                bands: Sequence[FrontBand | None], *, unsure_below: float = 1.0
+                ) -> dict[int, int]:
+    """Tiles read less sure than ``unsure_below`` with no ledge at their foot but one
+    along a side: index -> the quarter turns (1 or 3, ``rotate_quad``) that make that
+    side the foot. A tile standing on a rack, seen steeply from above, looks nearly
+    square, and its outline may start at a side (it is then read unsure); its foot is
+    where the ledge is."""
+    rows = [i for i, band in enumerate(bands) if detections.kinds[i] == "nummix_tile"
+            and float(detections.confidences[i]) < unsure_below and not is_ledge([band])]
     if not rows:
         return {}
     pieces = _piece_map(image, detections)
+    turned = np.array([[rotate_quad(detections.quads[i], turns) for turns in (1, 3)]
+                       for i in rows], np.float64).reshape(-1, 4, 2)
+    found = _bands(image, pieces, turned, np.repeat(np.array(rows) + 1, 2))
     out = {}
-    for i in rows:
-        for turns in (1, 3):
-            quad = np.asarray(rotate_quad(detections.quads[i], turns), np.float64)
-            band = _band(image, pieces, quad, i + 1)
-            if band is not None and is_ledge([band]):
+    for k, i in enumerate(rows):
+        for t, turns in enumerate((1, 3)):
+            if is_ledge([found[2 * k + t]]):
                 out[i] = turns
                 break
     return out
@@ -113,64 +117,78 @@ def _piece_map(image: npt.NDArray[np.uint8], detections: Detections) -> npt.NDAr
     return pieces
 
 
-def _band(image: npt.NDArray[np.uint8], pieces: npt.NDArray[np.int32],
-          quad: npt.NDArray[np.float64], own: int) -> FrontBand | None:
-    top_left, top_right, bottom_right, bottom_left = quad
+def _bands(image: npt.NDArray[np.uint8], pieces: npt.NDArray[np.int32],
+           quads: npt.ArrayLike, owners: npt.NDArray[np.int64]) -> list[FrontBand | None]:
+    """The band at the foot of each quad (m, 4, 2) of piece ``owners`` (index + 1 in
+    ``pieces``), sampled for all quads at once: in front of the foot (``BAND_DEPTHS``),
+    the table around the piece (``TABLE_DEPTH``, on no located piece), its face."""
+    q = np.asarray(quads, np.float64).reshape(-1, 4, 2)
+    top_left, top_right, bottom_right, bottom_left = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
     down = ((bottom_left - top_left) + (bottom_right - top_right)) / 2
     right = ((top_right - top_left) + (bottom_right - bottom_left)) / 2
-    tall = float(np.linalg.norm(down))
-    wide = float(np.linalg.norm(right))
-    if tall < 4 or wide < 4:
-        return None
-    unit_down, unit_right = down / tall, right / wide
-    along = np.linspace(0.1, 0.9, ALONG)
-    foot = bottom_left[None, :] + along[:, None] * (bottom_right - bottom_left)[None, :]
-    band = [foot + unit_down * (depth * tall + GAP_PX) for depth in BAND_DEPTHS]
-    centre = quad.mean(axis=0)
-    ring = []
-    for depth in np.linspace(*TABLE_DEPTH, 3):  # all four sides, beyond the tile
-        for axis, half in ((unit_down, tall / 2), (unit_right, wide / 2)):
-            for sign in (1.0, -1.0):
-                reach = half + depth * tall
-                across = unit_right if axis is unit_down else unit_down
-                span = (wide if axis is unit_down else tall) / 2
-                ring.append(centre + sign * axis * reach
-                            + np.linspace(-span, span, 5)[:, None] * across)
-    inner = centre + (np.linspace(-0.3, 0.3, 5)[:, None, None] * right
-                      + np.linspace(-0.3, 0.3, 5)[None, :, None] * down).reshape(-1, 2)
-    free = [_sample(image, pieces, pts, own) for pts in band]
-    table_px = _sample(image, pieces, np.vstack(ring), own)
-    face_px = _sample(image, pieces, inner, own, skip_pieces=False)
-    covered = 1.0 - sum(len(px) for px in free) / (ALONG * len(BAND_DEPTHS))
-    if min(len(px) for px in free) < ALONG // 2 or len(table_px) < 5 or len(face_px) < 5:
-        return None
-    face_light = max(float(np.percentile(face_px[:, 0], 75)), 1.0)
-    colour = np.median(np.vstack(free).astype(np.float64), axis=0)
-    table = np.median(table_px.astype(np.float64), axis=0)
-    half = len(free) // 2
-    inner_light = float(np.median(np.concatenate([px[:, 0] for px in free[:half]])))
-    outer_light = float(np.median(np.concatenate([px[:, 0] for px in free[half:]])))
-    return FrontBand(contrast=float(np.linalg.norm(colour - table)),
-                     darkness=float(colour[0]) / face_light,
-                     rise=(outer_light - inner_light) / face_light,
-                     covered=covered)
+    tall = np.linalg.norm(down, axis=1)[:, None]
+    wide = np.linalg.norm(right, axis=1)[:, None]
+    unit_down, unit_right = down / np.maximum(tall, 1e-9), right / np.maximum(wide, 1e-9)
+    centre = q.mean(axis=1)
+
+    def at(u: npt.NDArray[np.float64], v: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Points (m, k, 2) at ``u`` px along each piece's right and ``v`` px down."""
+        out: npt.NDArray[np.float64] = (centre[:, None] + u[..., None] * unit_right[:, None]
+                                        + v[..., None] * unit_down[:, None])
+        return out
+
+    along = np.linspace(-0.4, 0.4, ALONG)  # across the foot, as shares of the width
+    depth = np.asarray(BAND_DEPTHS)
+    band = at(np.tile(along, len(depth))[None] * wide,
+              tall / 2 + np.repeat(depth, ALONG)[None] * tall + GAP_PX)
+    spread = np.linspace(-1.0, 1.0, 5)
+    rings_u, rings_v = [], []
+    for reach in np.linspace(*TABLE_DEPTH, 3):  # all four sides, beyond the piece
+        for sign in (1.0, -1.0):
+            rings_u += [spread[None] * wide / 2, sign * (wide / 2 + reach * tall) + 0 * spread]
+            rings_v += [sign * (tall / 2 + reach * tall) + 0 * spread, spread[None] * tall / 2]
+    ring = at(np.concatenate(rings_u, axis=1), np.concatenate(rings_v, axis=1))
+    grid = np.linspace(-0.3, 0.3, 5)
+    face = at(np.tile(grid, 5)[None] * wide, np.repeat(grid, 5)[None] * tall)
+    points = np.concatenate([band, ring, face], axis=1)
+    lab, owner = _lab_at(image, pieces, points)
+    nb, nr = band.shape[1], ring.shape[1]
+    free = owner[:, :nb] == 0
+    table_ok = owner[:, nb:nb + nr] == 0
+    face_ok = owner[:, nb + nr:] == owners[:, None]
+    light = lab[..., 0]
+    out: list[FrontBand | None] = []
+    for m in range(len(q)):
+        per_depth = free[m].reshape(len(depth), ALONG).sum(axis=1)
+        if (tall[m, 0] < 4 or wide[m, 0] < 4 or per_depth.min() < ALONG // 2
+                or table_ok[m].sum() < 5 or face_ok[m].sum() < 5):
+            out.append(None)
+            continue
+        seen = lab[m, :nb][free[m]]
+        colour = np.median(seen, axis=0)
+        table = np.median(lab[m, nb:nb + nr][table_ok[m]], axis=0)
+        face_light = max(float(np.percentile(light[m, nb + nr:][face_ok[m]], 75)), 1.0)
+        half = nb // 2  # the inner depths come first
+        inner_light = float(np.median(light[m, :half][free[m, :half]]))
+        outer_light = float(np.median(light[m, half:nb][free[m, half:]]))
+        out.append(FrontBand(contrast=float(np.linalg.norm(colour - table)),
+                             darkness=float(colour[0]) / face_light,
+                             rise=(outer_light - inner_light) / face_light,
+                             covered=1.0 - float(free[m].mean())))
+    return out
 
 
-def _sample(image: npt.NDArray[np.uint8], pieces: npt.NDArray[np.int32],
-            points: npt.NDArray[np.float64], own: int, *, skip_pieces: bool = True
-            ) -> npt.NDArray[np.uint8]:
-    """CIELAB colours of the pixels at ``points`` (nearest pixel) inside the image and,
-    with ``skip_pieces``, on no located piece, else on piece ``own`` only."""
+def _lab_at(image: npt.NDArray[np.uint8], pieces: npt.NDArray[np.int32],
+            points: npt.NDArray[np.float64]
+            ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """CIELAB colours (..., 3) at ``points`` (..., 2) (nearest pixel) and the located
+    piece there (index + 1; 0 none, -1 off the image)."""
     height, width = image.shape[:2]
     xy = np.round(points).astype(np.int64)
-    inside = (xy[:, 0] >= 0) & (xy[:, 0] < width) & (xy[:, 1] >= 0) & (xy[:, 1] < height)
-    xy = xy[inside]
-    if skip_pieces:
-        xy = xy[pieces[xy[:, 1], xy[:, 0]] == 0]
-    else:
-        xy = xy[pieces[xy[:, 1], xy[:, 0]] == own]
-    bgr = np.ascontiguousarray(image[xy[:, 1], xy[:, 0]]).reshape(-1, 1, 3)
-    if len(bgr) == 0:
-        return np.zeros((0, 3), np.uint8)
-    lab: npt.NDArray[np.uint8] = cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB).reshape(-1, 3)
-    return lab
+    inside = (xy[..., 0] >= 0) & (xy[..., 0] < width) & (xy[..., 1] >= 0) & (xy[..., 1] < height)
+    x = np.clip(xy[..., 0], 0, width - 1)
+    y = np.clip(xy[..., 1], 0, height - 1)
+    owner = np.where(inside, pieces[y, x], -1).astype(np.int64)
+    bgr = np.ascontiguousarray(image[y.ravel(), x.ravel()]).reshape(-1, 1, 3)
+    lab = cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB).reshape(*points.shape[:-1], 3)
+    return lab.astype(np.float64), owner
