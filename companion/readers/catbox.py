@@ -19,6 +19,7 @@ import numpy as np
 
 from companion.readers.common import ReadState, frame, indices, unsure
 from companion.vision.detections import Detections
+from companion.vision.locate import BOARD_GRID
 
 ROWS = ("red", "blue", "yellow", "green")
 COLUMNS = 9
@@ -37,7 +38,7 @@ FIT_RMS = 0.12
 """The fit is used only if it leaves the tokens this close (root mean square, cells) to
 their cells' middles: otherwise the outline is off by more than a small change mends."""
 # the board face: cells inside these margins (shares of the board's width and height)
-GRID_LEFT, GRID_TOP, GRID_WIDTH, GRID_HEIGHT = 0.03, 0.18, 0.94, 0.79
+GRID_LEFT, GRID_TOP, GRID_WIDTH, GRID_HEIGHT, _ = BOARD_GRID
 
 
 def read(detections: Detections, *, players: Sequence[str] | None = None,
@@ -100,6 +101,7 @@ def _tokens(detections: Detections, board: int, result: ReadState
         rows = _fit_to_cells([p[1] for p in places], len(ROWS))
         places = list(zip(columns, rows, strict=True))
     cells: dict[tuple[str, int], str] = {}
+    off_middle: dict[tuple[str, int], float] = {}  # the kept token's distance (cells)
     for i, (x, y) in zip(tokens, places, strict=True):
         problem = unsure(detections, i, "token")
         col, row = int(np.floor(x)), int(np.floor(y))
@@ -115,9 +117,12 @@ def _tokens(detections: Detections, board: int, result: ReadState
         if label != BLOCKED and label not in TOKEN_COLOURS:
             result.unknown.append({"piece": i, "what": "token", "why": f"colour {label!r}"})
             continue
+        off = float(np.hypot(x - col - 0.5, y - row - 0.5))
         if key in cells:
             result.notes.append(f"two tokens on {key[0]} {key[1]}")
-        cells[key] = label
+            if off >= off_middle[key]:
+                continue  # a token lies in its cell's middle: the other is a stray circle
+        cells[key], off_middle[key] = label, off
     return cells
 
 

@@ -474,7 +474,8 @@ def orient_board(balanced: Image, quad: npt.NDArray[np.float32]
     """The research board's quad starting at its upright top-left (a long edge first,
     the red row at the top, the green one at the bottom), and how sure that is (0.5 to
     1, from how much redder the top row is than the bottom one). All four turns are
-    tried: seen at a slant, the board's long side may look the shorter."""
+    tried: seen at a slant, the board's long side may look the shorter. The quad is then
+    fitted to the board's printed cells (``locate.fit_board_to_cells``)."""
     best: tuple[float, npt.NDArray[np.float32]] | None = None
     for turn in range(4):
         q = rotate_quad(np.asarray(quad, np.float32).reshape(4, 2), turn)
@@ -485,7 +486,10 @@ def orient_board(balanced: Image, quad: npt.NDArray[np.float32]
         if best is None or top - bottom > best[0]:
             best = (top - bottom, q)
     assert best is not None
-    return best[1], float(min(1.0, max(0.5, 0.5 + best[0] / 40)))
+    from companion.vision.locate import fit_board_to_cells
+
+    return (fit_board_to_cells(balanced, best[1]),
+            float(min(1.0, max(0.5, 0.5 + best[0] / 40))))
 
 
 def _top(labels: tuple[str, ...], probs: npt.NDArray[np.float64]

@@ -75,6 +75,13 @@ RECT_FIRST = frozenset({"catbox_board"})
 """Large kinds whose corners start from the outline's rectangle rather than its hull's
 diagonal extremes (a card lying over a board's corner cuts the hull; measured: worst
 corner 9.1 -> 8.7 px at the median, 45 -> 36 px at the 90th percentile)."""
+ONE_PIECE = frozenset({"catbox_board"})
+"""Kinds a photo shows at most one of (the research board). The net's interior of the
+board is often cut into fragments (by the tokens and the coloured cells, which it
+half takes for table) while its whole-piece channel covers the board in one patch:
+fragments on one patch of whole-piece pixels are joined into one blob. Measured on
+rendered scenes 61000-61029 (normal): 3 of 30 boards came out as 2 to 4 quads, each a
+part of the board; joined, each is one quad."""
 FRAGMENT_SHARE = 0.15
 """A blob under this share of its kind's usual blob (the median; for sheets and boards,
 of which a photo shows few, the largest) is a fragment of a piece, not a piece."""
@@ -83,6 +90,11 @@ STRAIGHT_AGREEMENT = 0.15
 piece's edges must agree on one pair of directions to turn its quad to them."""
 STRAIGHT_MAX = np.radians(12)
 """A piece is turned by at most this much to its edges' direction."""
+BOARD_REACH = 0.04
+"""A board's side is looked for this share of its longest side either way of where the
+net put it (a sheet's, of that side's own length): the net's outline of a board's
+short side was up to 0.5 cells (12 px) off on rendered scenes, beyond the 6 px a
+short side's own length gave."""
 EDGE_SAMPLES = 24
 EDGE_STEP = 6.0
 """A sheet's or board's side is sampled at this many points; a step of at least
@@ -205,16 +217,19 @@ def _sharpen_large(image: npt.NDArray[np.uint8], found: Detections) -> Detection
     grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32)
     quads = found.quads.copy()
     for i in rows:
-        quads[i] = _edge_quad(grey, quads[i])
+        quads[i] = _edge_quad(grey, quads[i], board=found.kinds[i] == "catbox_board")
     return found.with_fields(quads=quads)
 
 
-def _edge_quad(grey: npt.NDArray[np.float32], quad: npt.NDArray[np.float32]
-               ) -> npt.NDArray[np.float32]:
-    """``quad``'s sides fitted to the brightness edges of ``grey`` (see _sharpen_large)."""
+def _edge_quad(grey: npt.NDArray[np.float32], quad: npt.NDArray[np.float32], *,
+               board: bool = False) -> npt.NDArray[np.float32]:
+    """``quad``'s sides fitted to the brightness edges of ``grey`` (see _sharpen_large).
+    A ``board``'s sides are looked for as far as its long sides' (BOARD_REACH), and
+    each side's edge is a step of the one sign most of its samples show."""
     q = np.asarray(quad, np.float64).reshape(4, 2)
     centre = q.mean(axis=0)
     diagonal = float(np.linalg.norm(q[2] - q[0]))
+    longest = max(float(np.linalg.norm(q[(k + 1) % 4] - q[k])) for k in range(4))
     lines = []
     for k in range(4):
         a, b = q[k], q[(k + 1) % 4]
@@ -222,14 +237,19 @@ def _edge_quad(grey: npt.NDArray[np.float32], quad: npt.NDArray[np.float32]
         if length < 20:
             return quad
         normal = outward_normal(a, b, centre)
-        reach = max(6.0, 0.04 * length)
+        reach = max(6.0, (BOARD_REACH * longest) if board else 0.04 * length)
         offsets = np.arange(-reach, reach + 1.0)
         ts = np.linspace(0.08, 0.92, EDGE_SAMPLES)
         base = a[None, :] + ts[:, None] * (b - a)[None, :]
         pts = base[:, None, :] + offsets[None, :, None] * normal[None, None, :]
         values = cv2.remap(grey, pts[..., 0].astype(np.float32), pts[..., 1].astype(np.float32),
                            cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        step = np.abs(np.diff(values, axis=1))
+        step = np.diff(values, axis=1)
+        if board:  # the board against the table: the same change all along the side
+            strongest = step[np.arange(len(ts)), np.abs(step).argmax(axis=1)]
+            step = step * (1.0 if float(np.median(strongest)) >= 0 else -1.0)
+        else:
+            step = np.abs(step)
         best = step.argmax(axis=1)
         strong = step[np.arange(len(ts)), best] >= EDGE_STEP
         if strong.sum() < EDGE_SAMPLES // 3:
@@ -392,6 +412,35 @@ def _four_corners(hull: npt.NDArray[np.float32]) -> npt.NDArray[np.float32] | No
     return hull[picks].astype(np.float32)
 
 
+def _join_on_whole(comp: npt.NDArray[np.int32], stats: npt.NDArray[np.int32],
+                   whole: npt.NDArray[np.bool_]
+                   ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    """The blobs (``comp`` labels and their ``stats``, area 0 for a blob not taken) that
+    lie mostly on one connected patch of the ``whole``-piece mask joined under the
+    first one's label: one piece, its interior cut apart (see ONE_PIECE)."""
+    _, patch = cv2.connectedComponents(whole.astype(np.uint8), connectivity=8)
+    comp, stats = comp.copy(), stats.copy()
+    first: dict[int, int] = {}
+    for n in range(1, len(stats)):
+        if stats[n, cv2.CC_STAT_AREA] <= 0:
+            continue
+        under = patch[comp == n]
+        under = under[under > 0]
+        if not under.size:
+            continue
+        p = int(np.bincount(under).argmax())
+        if p not in first:
+            first[p] = n
+            continue
+        m = first[p]
+        comp[comp == n] = m
+        ys, xs = np.nonzero(comp == m)
+        stats[m] = (xs.min(), ys.min(), xs.max() - xs.min() + 1, ys.max() - ys.min() + 1,
+                    stats[m, cv2.CC_STAT_AREA] + stats[n, cv2.CC_STAT_AREA])
+        stats[n, cv2.CC_STAT_AREA] = 0
+    return comp, stats
+
+
 def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *, game: str
                         ) -> Detections:
     """One quad per connected interior blob of the net's outputs ``prob`` (net size),
@@ -414,6 +463,8 @@ def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *
         if under.any():  # a blob of only what runs under the kind (a token) is not one
             mine = np.bincount(comp[fg & own].ravel(), minlength=count)
             stats[mine < stats[:, cv2.CC_STAT_AREA] / 2, cv2.CC_STAT_AREA] = 0
+        if kind in ONE_PIECE:
+            comp, stats = _join_on_whole(comp, stats, whole > WHOLE_THRESHOLD)
         areas = stats[1:, cv2.CC_STAT_AREA]
         if not areas.any():
             continue

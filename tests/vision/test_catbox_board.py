@@ -1,0 +1,78 @@
+"""The Cat in the Box research board from rendered photos: one quad per board, on its
+cells, and the board read exactly (development seeds 61000-61029, normal difficulty)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import cv2
+import numpy as np
+
+from companion.readers.truth import compare, read_scene
+from companion.synth import render_scene
+from companion.vision.locate import fit_board_to_cells
+from companion.vision.pipeline import read_image
+
+SEEDS = range(61000, 61030)
+
+
+def _cell_width(board: np.ndarray) -> float:
+    return float(np.linalg.norm(board[1] - board[0])) * 0.94 / 9
+
+
+def _true_board(scene) -> np.ndarray:
+    return next(np.asarray(p.quad, np.float32) for p in scene.pieces
+                if p.kind == "catbox_board")
+
+
+@lru_cache(maxsize=1)
+def _read_all() -> list[tuple[int, float, bool]]:
+    """(boards found, worst corner's distance from the truth in cells, state exact)."""
+    out = []
+    for seed in SEEDS:
+        scene = render_scene("catbox", seed=seed, difficulty="normal")
+        found = read_image(scene.image, game="catbox").detections
+        boards = [i for i in found if found.kinds[i] == "catbox_board"]
+        truth = _true_board(scene)
+        board = max(boards, key=lambda i: abs(cv2.contourArea(found.quads[i])))
+        worst = float(np.linalg.norm(found.quads[board] - truth, axis=1).max())
+        exact = compare(scene, read_scene(scene, found)).state
+        out.append((len(boards), worst / _cell_width(truth), bool(exact)))
+    return out
+
+
+def test_one_board_quad_per_photo() -> None:
+    """The net's interior of the board falls apart into fragments in some photos (3 of
+    these 30 gave 2 to 4 board quads): fragments on one whole-piece patch are joined."""
+    assert all(count == 1 for count, _, _ in _read_all())
+
+
+def test_board_quad_lies_on_its_cells() -> None:
+    """Before the fit to the printed cells 19 of 30 boards had a corner over 0.3 cells
+    off (one side cut short or grown by a card or a hand); after, 3."""
+    off = [worst for _, worst, _ in _read_all()]
+    assert sum(w <= 0.3 for w in off) >= 26, np.round(off, 2)
+
+
+def test_board_read_exactly_from_photos() -> None:
+    """Photo to state: 21 of 30 exact before the board fixes, 25 after."""
+    assert sum(exact for _, _, exact in _read_all()) >= 24
+
+
+def test_fit_board_to_cells_mends_a_short_outline() -> None:
+    """An outline cut short at one end by a third of a cell (a card over the board's
+    end) comes back onto the cells. (The fit's reach is about half a cell: an outline
+    off by more may land a cell off, which the BOARD_FIT_CC floor does not always
+    catch.)"""
+    mended = 0
+    for seed in range(61000, 61006):
+        scene = render_scene("catbox", seed=seed, difficulty="normal")
+        truth = _true_board(scene)
+        along = (truth[1] - truth[0]) / 9 * 0.94
+        start = truth.copy()
+        start[1] -= 0.35 * along
+        start[2] -= 0.35 * along
+        fitted = fit_board_to_cells(scene.image, start.astype(np.float32))
+        worst = float(np.linalg.norm(fitted - truth, axis=1).max()) / _cell_width(truth)
+        mended += worst < 0.15
+    assert mended >= 5
