@@ -293,11 +293,12 @@ def hidden(scene: Any) -> int:
 
 
 def read_scene(scene: Any, detections: Detections | None = None, *, markers: bool = True,
-               names: bool = True) -> ReadState:
+               names: bool = True, seen: Sequence[Any] | None = None) -> ReadState:
     """Read a scene from perfect detections (or the given ones), with the scene's
-    markers. When ``names`` and the photo shows seat markers, the players' names in
-    seat order and the Rox caller are given as a user would; without seat markers the
-    reader's own names (P1…) stand (Cat in the Box: names go with token colours)."""
+    markers (or the markers ``seen`` in the photo, as ``companion read`` finds them).
+    When ``names`` and the photo shows seat markers, the players' names in seat order
+    and the Rox caller are given as a user would; without seat markers the reader's own
+    names (P1…) stand (Cat in the Box: names go with token colours)."""
     from companion.readers import read_state
 
     dets = detections if detections is not None else detections_from_scene(scene)
@@ -306,6 +307,7 @@ def read_scene(scene: Any, detections: Detections | None = None, *, markers: boo
     if names and (seated or scene.game == "catbox"):
         players = (list(scene.state["sheets"]) if scene.game == "qwixx"
                    else scene.state.get("players"))
+    given = seen if seen is not None else scene.markers
     return read_state(scene.game, dets, image_shape=scene.image.shape,
-                      markers=scene.markers if markers else (), players=players,
+                      markers=given if markers else (), players=players,
                       caller=scene.state.get("caller") if players else None)
