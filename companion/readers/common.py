@@ -194,16 +194,17 @@ def seats(markers: Iterable[Any], profile: Any = None,
     for m in marker_list(markers):
         if m.id in SEAT_IDS:
             k = SEAT_IDS.index(m.id)
-            found.append(SeatMark(k, _seat_name(k, players, None), m.centre.astype(np.float64)))
+            found.append(SeatMark(k, seat_name(k, players, None), m.centre.astype(np.float64)))
     if not found and profile is not None:
         for s in getattr(profile, "seats", ()):
             k = SEAT_IDS.index(s.marker_id) if s.marker_id in SEAT_IDS else len(found)
-            found.append(SeatMark(k, _seat_name(k, players, s.name),
+            found.append(SeatMark(k, seat_name(k, players, s.name),
                                   np.asarray(s.image_xy, np.float64)))
     return sorted(found, key=lambda s: s.number)
 
 
-def _seat_name(k: int, players: Sequence[str] | None, given: str | None) -> str:
+def seat_name(k: int, players: Sequence[str] | None, given: str | None = None) -> str:
+    """Seat ``k``'s player: the name given for it, else the profile's, else P{k+1}."""
     if players is not None and k < len(players):
         return players[k]
     return given or f"P{k + 1}"

@@ -16,12 +16,14 @@ the other cards beside it, is turned round before grouping (``_settle_turns``).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from companion.calibration.markers import SEAT_IDS
 from companion.readers.common import (
     Frame,
     ReadState,
@@ -33,6 +35,7 @@ from companion.readers.common import (
     indices,
     linked_groups,
     mean_angle,
+    seat_name,
     seats,
     unsure,
 )
@@ -70,7 +73,9 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
         good.append(i)  # an unsure card still shows where a kitty and a stack are
     frames = _settle_turns({i: frame(detections.quads[i]) for i in good}, detections)
     seat_marks = seats(markers, profile, players)
-    count = len(seat_marks) if seat_marks else (len(players) if players else None)
+    # as many seats as the names given, or as the highest seat marker seen
+    count = max(len(players) if players else 0,
+                max((s.number + 1 for s in seat_marks), default=0)) or None
     groups = [[good[k] for k in g] for g in circular_groups(
         [frames[i].down_angle for i in good], count=count, min_gap=SEAT_GAP)]
     directions = [mean_angle(frames[i].down_angle for i in g) for g in groups]
@@ -85,10 +90,8 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
             if i not in bad and label is not None:
                 stacks.append([int(label)])
         kitties[name] = stacks
-    order = [s.name for s in seat_marks] if seat_marks else []
+    order = list(players) if players else [s.name for s in seat_marks]  # seat order
     order += [n for n in names if n not in order]
-    if players and not seat_marks:
-        order += [p for p in players if p not in order]
     result.state = {"game": "nox", "players": order,
                     "kitties": {p: kitties.get(p, []) for p in order}}
     if len(order) < 2:
@@ -145,6 +148,26 @@ def _along(frames: dict[int, Frame], group: list[int], i: int) -> float:
     return float(frames[i].centre @ right)
 
 
+def _missing_seats(kitties: list[int], missing: list[int], seated: dict[int, int],
+                   directions: list[float]) -> dict[int, int]:
+    """Kitties without a seat marker given the seats whose marker was not seen: the
+    seats lie round the table in their order, so of all ways to give them, the one that
+    keeps the most neighbouring kitties (by the way they face) in seat order (either way
+    round) is taken."""
+    if not kitties or not missing:
+        return {}
+    total = max([*missing, *seated.values()]) + 1
+    best: tuple[int, dict[int, int]] = (-1, {})
+    for chosen in itertools.permutations(missing, min(len(kitties), len(missing))):
+        trial = {**seated, **dict(zip(kitties, chosen, strict=False))}
+        ring = [trial[g] for g in sorted(trial, key=lambda g: directions[g] % (2 * math.pi))]
+        steps = [(b - a) % total for a, b in zip(ring, ring[1:] + ring[:1], strict=True)]
+        score = max(sum(st == 1 for st in steps), sum(st == total - 1 for st in steps))
+        if score > best[0]:
+            best = (score, dict(zip(kitties, chosen, strict=False)))
+    return best[1]
+
+
 def _name_groups(groups: list[list[int]], directions: list[float], frames: dict[int, Frame],
                  seat_marks: list[SeatMark], players: Sequence[str] | None,
                  result: ReadState) -> list[str]:
@@ -162,12 +185,23 @@ def _name_groups(groups: list[list[int]], directions: list[float], frames: dict[
             for s, mark in enumerate(seat_marks):
                 costs[g, s] = float(np.linalg.norm(mark.xy - seat_at)) / size
         pairs = dict(assign(costs))
+        seated = {g: seat_marks[s].number for g, s in pairs.items()}
+        total = max(len(players) if players else 0, max(s.number + 1 for s in seat_marks))
+        missing = [k for k in range(total) if k not in {s.number for s in seat_marks}]
+        seated.update(_missing_seats([g for g in range(len(groups)) if g not in pairs],
+                                     missing, seated, directions))
+        if missing:
+            result.notes.append(
+                "seat marker(s) " + ", ".join(str(SEAT_IDS[k]) for k in missing)
+                + " not seen: a kitty without one is its seat's by the seats' order round "
+                "the table")
+        named = {s.number: s.name for s in seat_marks}
         names = []
         for g in range(len(groups)):
-            if g in pairs:
-                names.append(seat_marks[pairs[g]].name)
+            if g in seated:
+                names.append(named.get(seated[g]) or seat_name(seated[g], players))
             else:
-                names.append(f"seat{len(seat_marks) + g + 1}")
+                names.append(f"seat{total + g + 1}")
                 result.notes.append("a kitty with no seat marker behind it")
         return names
     start = min(range(len(groups)), key=lambda g: abs(math.remainder(
