@@ -7,6 +7,7 @@ table calibration is needed; seat markers and profiles only name the players.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -203,6 +204,28 @@ def seats(markers: Iterable[Any], profile: Any = None,
     return sorted(found, key=lambda s: s.number)
 
 
+def fill_missing_seats(items: list[int], missing: list[int], seated: dict[int, int],
+                       directions: list[float]) -> dict[int, int]:
+    """Seat numbers for ``items`` (kitties, rows) that no seat marker was matched to,
+    from the seats whose marker was not seen (``missing``), given the items already
+    ``seated`` and every item's direction from the table's middle toward its player
+    (radians, image). The seats lie round the table in their order, so of all ways to
+    give them, the one that keeps the most neighbouring items in seat order (either way
+    round) is taken."""
+    if not items or not missing:
+        return {}
+    total = max([*missing, *seated.values()]) + 1
+    best: tuple[int, dict[int, int]] = (-1, {})
+    for chosen in itertools.permutations(missing, min(len(items), len(missing))):
+        trial = {**seated, **dict(zip(items, chosen, strict=False))}
+        ring = [trial[g] for g in sorted(trial, key=lambda g: directions[g] % (2 * math.pi))]
+        steps = [(b - a) % total for a, b in zip(ring, ring[1:] + ring[:1], strict=True)]
+        score = max(sum(st == 1 for st in steps), sum(st == total - 1 for st in steps))
+        if score > best[0]:
+            best = (score, dict(zip(items, chosen, strict=False)))
+    return best[1]
+
+
 def seat_name(k: int, players: Sequence[str] | None, given: str | None = None) -> str:
     """Seat ``k``'s player: the name given for it, else the profile's, else P{k+1}."""
     if players is not None and k < len(players):
@@ -216,8 +239,6 @@ def assign(costs: npt.NDArray[np.float64]) -> list[tuple[int, int]]:
     rows, cols = costs.shape
     if rows == 0 or cols == 0:
         return []
-    import itertools
-
     if max(rows, cols) <= 7:
         best: tuple[float, list[tuple[int, int]]] = (math.inf, [])
         if rows <= cols:

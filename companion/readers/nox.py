@@ -16,7 +16,6 @@ the other cards beside it, is turned round before grouping (``_settle_turns``).
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -31,6 +30,7 @@ from companion.readers.common import (
     angle_diff,
     assign,
     circular_groups,
+    fill_missing_seats,
     frame,
     indices,
     linked_groups,
@@ -148,26 +148,6 @@ def _along(frames: dict[int, Frame], group: list[int], i: int) -> float:
     return float(frames[i].centre @ right)
 
 
-def _missing_seats(kitties: list[int], missing: list[int], seated: dict[int, int],
-                   directions: list[float]) -> dict[int, int]:
-    """Kitties without a seat marker given the seats whose marker was not seen: the
-    seats lie round the table in their order, so of all ways to give them, the one that
-    keeps the most neighbouring kitties (by the way they face) in seat order (either way
-    round) is taken."""
-    if not kitties or not missing:
-        return {}
-    total = max([*missing, *seated.values()]) + 1
-    best: tuple[int, dict[int, int]] = (-1, {})
-    for chosen in itertools.permutations(missing, min(len(kitties), len(missing))):
-        trial = {**seated, **dict(zip(kitties, chosen, strict=False))}
-        ring = [trial[g] for g in sorted(trial, key=lambda g: directions[g] % (2 * math.pi))]
-        steps = [(b - a) % total for a, b in zip(ring, ring[1:] + ring[:1], strict=True)]
-        score = max(sum(st == 1 for st in steps), sum(st == total - 1 for st in steps))
-        if score > best[0]:
-            best = (score, dict(zip(kitties, chosen, strict=False)))
-    return best[1]
-
-
 def _name_groups(groups: list[list[int]], directions: list[float], frames: dict[int, Frame],
                  seat_marks: list[SeatMark], players: Sequence[str] | None,
                  result: ReadState) -> list[str]:
@@ -188,8 +168,8 @@ def _name_groups(groups: list[list[int]], directions: list[float], frames: dict[
         seated = {g: seat_marks[s].number for g, s in pairs.items()}
         total = max(len(players) if players else 0, max(s.number + 1 for s in seat_marks))
         missing = [k for k in range(total) if k not in {s.number for s in seat_marks}]
-        seated.update(_missing_seats([g for g in range(len(groups)) if g not in pairs],
-                                     missing, seated, directions))
+        seated.update(fill_missing_seats([g for g in range(len(groups)) if g not in pairs],
+                                         missing, seated, directions))
         if missing:
             result.notes.append(
                 "seat marker(s) " + ", ".join(str(SEAT_IDS[k]) for k in missing)
