@@ -226,6 +226,27 @@ def fill_missing_seats(items: list[int], missing: list[int], seated: dict[int, i
     return best[1]
 
 
+def seat_names(pairs: Mapping[int, int], seat_marks: Sequence[SeatMark],
+               players: Sequence[str] | None, directions: list[float], what: str,
+               notes: list[str]) -> dict[int, str]:
+    """Player names of the items (kitties, rows) at ``directions`` (from the table's
+    middle toward each one's player): those matched to a seat marker (``pairs``: item
+    -> index in ``seat_marks``), and for the seats whose marker was not seen (of as many
+    seats as names given, or as the highest marker seen) the unmatched items by
+    ``fill_missing_seats``, saying so in ``notes`` (``what``: "a kitty", "a row")."""
+    seated = {g: seat_marks[s].number for g, s in pairs.items()}
+    total = max(len(players) if players else 0, max(s.number + 1 for s in seat_marks))
+    missing = [k for k in range(total) if k not in {s.number for s in seat_marks}]
+    seated.update(fill_missing_seats([g for g in range(len(directions)) if g not in pairs],
+                                     missing, seated, directions))
+    if missing:
+        notes.append("seat marker(s) " + ", ".join(str(SEAT_IDS[k]) for k in missing)
+                     + f" not seen: {what} without one is its seat's by the seats' order "
+                     "round the table")
+    named = {s.number: s.name for s in seat_marks}
+    return {g: named.get(k) or seat_name(k, players) for g, k in seated.items()}
+
+
 def seat_name(k: int, players: Sequence[str] | None, given: str | None = None) -> str:
     """Seat ``k``'s player: the name given for it, else the profile's, else P{k+1}."""
     if players is not None and k < len(players):

@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from companion.calibration.markers import SEAT_IDS
 from companion.readers.common import (
     Frame,
     ReadState,
@@ -30,12 +29,11 @@ from companion.readers.common import (
     angle_diff,
     assign,
     circular_groups,
-    fill_missing_seats,
     frame,
     indices,
     linked_groups,
     mean_angle,
-    seat_name,
+    seat_names,
     seats,
     unsure,
 )
@@ -165,23 +163,13 @@ def _name_groups(groups: list[list[int]], directions: list[float], frames: dict[
             for s, mark in enumerate(seat_marks):
                 costs[g, s] = float(np.linalg.norm(mark.xy - seat_at)) / size
         pairs = dict(assign(costs))
-        seated = {g: seat_marks[s].number for g, s in pairs.items()}
-        total = max(len(players) if players else 0, max(s.number + 1 for s in seat_marks))
-        missing = [k for k in range(total) if k not in {s.number for s in seat_marks}]
-        seated.update(fill_missing_seats([g for g in range(len(groups)) if g not in pairs],
-                                         missing, seated, directions))
-        if missing:
-            result.notes.append(
-                "seat marker(s) " + ", ".join(str(SEAT_IDS[k]) for k in missing)
-                + " not seen: a kitty without one is its seat's by the seats' order round "
-                "the table")
-        named = {s.number: s.name for s in seat_marks}
+        named = seat_names(pairs, seat_marks, players, directions, "a kitty", result.notes)
         names = []
         for g in range(len(groups)):
-            if g in seated:
-                names.append(named.get(seated[g]) or seat_name(seated[g], players))
+            if g in named:
+                names.append(named[g])
             else:
-                names.append(f"seat{total + g + 1}")
+                names.append(f"seat{len(seat_marks) + g + 1}")
                 result.notes.append("a kitty with no seat marker behind it")
         return names
     start = min(range(len(groups)), key=lambda g: abs(math.remainder(

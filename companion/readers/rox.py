@@ -22,17 +22,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from companion.calibration.markers import SEAT_IDS
 from companion.games.rox import ELEMENTS, ElementCard
 from companion.readers.common import (
     Frame,
     ReadState,
     assign,
-    fill_missing_seats,
     frame,
     indices,
     linked_groups,
-    seat_name,
+    seat_names,
     seats,
     unsure,
 )
@@ -72,26 +70,17 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
                            for s in seat_marks] for row in rows]).reshape(len(rows),
                                                                          len(seat_marks))
         pairs = dict(assign(costs))
-        seated = {r: seat_marks[s].number for r, s in pairs.items()}
-        total = max(len(players) if players else 0, max(s.number + 1 for s in seat_marks))
-        missing = [k for k in range(total) if k not in {s.number for s in seat_marks}]
         middle = np.mean([frames[i].centre for i in cards], axis=0)
         outward = [np.mean([frames[i].centre for i in row], axis=0) - middle for row in rows]
-        seated.update(fill_missing_seats(
-            [r for r in range(len(rows)) if r not in pairs], missing, seated,
-            [math.atan2(float(v[1]), float(v[0])) for v in outward]))
-        if missing:
-            result.notes.append(
-                "seat marker(s) " + ", ".join(str(SEAT_IDS[k]) for k in missing)
-                + " not seen: a row without one is its seat's by the seats' order round the "
-                "table, read as without seat markers")
-        named = {s.number: s.name for s in seat_marks}
+        named = seat_names(pairs, seat_marks, players,
+                           [math.atan2(float(v[1]), float(v[0])) for v in outward],
+                           "a row (read as without seat markers)", result.notes)
         for r, row in enumerate(rows):
-            if r not in seated:
+            if r not in named:
                 names.append(f"row{r + 1}")
                 result.notes.append(f"row {r + 1} has no seat marker")
                 continue
-            names.append(named.get(seated[r]) or seat_name(seated[r], players))
+            names.append(named[r])
             if r not in pairs:  # its seat is not seen: as without seat markers
                 if not oriented:
                     rows[r] = _linked_way(row, detections.labels, edges,
