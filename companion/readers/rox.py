@@ -40,6 +40,12 @@ TOUCH = (0.8, 1.3)
 """Neighbours in a row lie this many card widths apart along the row…"""
 ACROSS = 0.3
 """…and at most this many card heights across it."""
+END_REACH = (0.5, 1.3)
+END_ANGLE = math.radians(25)
+"""A scoring card whose centre lies ``END_REACH`` element-card sides from a row's end
+card, within ``END_ANGLE`` of the row's line, is against the row's end: an element card
+partly covered (by a hand), its visible strip as narrow as a scoring card, is read
+unknown rather than as a scoring card."""
 
 
 def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = None,
@@ -130,6 +136,11 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     scoring = []
     for i in indices(detections, ("rox_scoring",)):
         problem = unsure(detections, i, "scoring card")
+        beside = _row_beside(frame(detections.quads[i]), rows, frames)
+        if problem is None and beside is not None:
+            problem = {"piece": i, "what": "scoring card",
+                       "why": f"it lies in line with the end of {names[beside]}'s row: an "
+                              "element card partly covered, read by its visible strip?"}
         label = detections.labels[i]
         if problem is None and not (label is not None and label.isdigit()
                                     and 1 <= int(label) <= 10):
@@ -163,6 +174,26 @@ def _outer_first(row: list[int], frames: dict[int, Frame], middle: npt.NDArray[n
     toward its player."""
     first, last = frames[row[0]].centre, frames[row[-1]].centre
     return bool(np.linalg.norm(first - middle) > np.linalg.norm(last - middle))
+
+
+def _row_beside(card: Frame, rows: list[list[int]], frames: dict[int, Frame]) -> int | None:
+    """The row whose end ``card`` lies against, in line with it (``END_REACH`` of an
+    element card's side from the end card's centre, within ``END_ANGLE`` of the row's
+    line), if any. Scoring cards lie apart; a card there is the row's, partly covered."""
+    for r, row in enumerate(rows):
+        ends = {row[0], row[-1]}
+        line = frames[row[-1]].centre - frames[row[0]].centre
+        for end in ends:
+            e = frames[end]
+            offset = card.centre - e.centre
+            distance = float(np.linalg.norm(offset))
+            side = max(e.width, e.height)
+            if not END_REACH[0] * side <= distance <= END_REACH[1] * side:
+                continue
+            along = abs(float(offset @ line)) / max(float(np.linalg.norm(line)), 1e-9)
+            if len(row) == 1 or along >= math.cos(END_ANGLE) * distance:
+                return r
+    return None
 
 
 def _linked_way(row: list[int], labels: Sequence[str | None], edges: Sequence[Any],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from companion.readers import read_state
@@ -193,3 +194,35 @@ def test_a_seat_marker_not_seen_leaves_its_row_to_its_seat() -> None:
             read = read_scene(scene, seen=seen)
             assert read.state["rows"] == scene.state["rows"], (scene.seed, dropped)
             assert any(str(dropped) in note for note in read.notes)
+
+
+def test_a_narrow_card_against_a_rows_end_is_not_read_as_a_scoring_card() -> None:
+    """A hand over an element card at a row's end leaves a strip as narrow as a scoring
+    card: read as one, it would drop the card from the row unseen. A scoring card there
+    is reported unknown; one lying apart is read."""
+    from companion.vision.detections import Detections
+
+    scene = next(s for s in scenes("normal") if s.camera["markers"]
+                 and max(len(r) for r in s.state["rows"].values()) >= 2)
+    dets = detections_from_scene(scene)
+    roles = read_scene(scene).roles
+    first = next(i for i, r in enumerate(roles) if r and r.get("position") == 1
+                 and any(o and o.get("player") == r["player"] and o.get("position") == 2
+                         for o in roles))
+    second = next(i for i, r in enumerate(roles) if r and r.get("position") == 2
+                  and r["player"] == roles[first]["player"])
+    outward = dets.quads[first].mean(axis=0) - dets.quads[second].mean(axis=0)
+    strip = (dets.quads[first] - dets.quads[first].mean(axis=0)) * np.float32([0.6, 1.0])
+
+    def read_with(centre: np.ndarray) -> object:
+        extra = Detections((strip + centre)[None].astype(np.float32), ("rox_scoring",),
+                           ("6",), np.ones(1, np.float32), (True,))
+        return read_scene(scene, Detections.concat([dets, extra]))
+
+    against = read_with(dets.quads[first].mean(axis=0) + 0.8 * outward)
+    assert any(u.get("piece") == len(dets) and "in line" in u["why"] for u in against.unknown)
+    assert 6 not in against.state["scoring_cards"]
+    apart = read_with(dets.quads[first].mean(axis=0) + 4.0 * outward)
+    assert not any(u.get("piece") == len(dets) for u in apart.unknown)
+    assert sorted(apart.state["scoring_cards"]) == sorted([*scene.state["scoring_cards"], 6])
+    assert apart.state["rows"] == scene.state["rows"]
