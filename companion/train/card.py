@@ -108,7 +108,11 @@ def write_card(summary: dict[str, Any], measured: dict[str, Any], models_dir: Pa
         "- Augmentation: colour temperature and exposure, blur, noise, JPEG; quarter turns.",
         "",
         f"{summary['crops']} crops, {summary['epochs']} epochs, AdamW with a one-cycle "
-        f"schedule, seed {summary['seed']}; {summary['seconds']:.0f} s on this machine.", "",
+        f"schedule, seed {summary['seed']}; {summary['seconds']:.0f} s on this machine."
+        + (f" Scores are divided by a fixed temperature of {spec.temperature:g} (not fitted "
+           "on the held-out crops: the reader multiplies the probabilities of the crop as "
+           "found and turned 180°, and the sharper fitted one leaves more located tiles "
+           "sure and wrong)." if spec.temperature is not None else ""), "",
         "## How to retrain", "",
         "```", "pip install -e '.[train]'",
         f"companion train {spec.name} --seed {summary['seed']} --epochs {summary['epochs']} "

@@ -84,7 +84,8 @@ def train(spec: ModelSpec, *, seed: int, out: Path, epochs: int = 10, scenes: in
         log(f"epoch {epoch + 1}/{epochs}: loss {total / len(fit):.3f}, "
             f"held-out label accuracy {accuracy:.4f} ({time.perf_counter() - t0:.0f}s)")
     held_out = logits_of(model, xv)
-    temperature = fit_temperature(held_out, yv)
+    temperature = (fit_temperature(held_out, yv) if spec.temperature is None
+                   else spec.temperature)
     sure = typical_sureness(held_out, yv, temperature)
     log(f"temperature {temperature:.3f}, typical sureness {sure:.3f} (held-out crops)")
     export(model, spec, out, temperature=temperature, sure=sure)
