@@ -237,3 +237,17 @@ def test_a_rox_card_outlined_askew_is_searched_for(monkeypatch) -> None:
     fitted = tally()
     assert fitted[0] >= plain[0] + 0.25 * len(cards), (fitted, plain, len(cards))
     assert fitted[1] <= 0.03 * len(cards)
+
+
+def test_tesseract_tips_a_close_call_but_does_not_overrule_the_network() -> None:
+    """Tesseract's number is a likelihood ratio (``OCR_WEIGHT``): between a 5 and a 6
+    the network hesitates over, it decides; against a clear reading it cannot win."""
+    from companion.vision.classify import _with_ocr
+
+    labels = ("b5", "b6", "r5", "r6")
+    close = _with_ocr(labels, np.array([0.5, 0.45, 0.03, 0.02]), 6, 0.9)
+    assert labels[int(np.argmax(close))] == "b6"
+    clear = _with_ocr(labels, np.array([0.85, 0.1, 0.03, 0.02]), 6, 0.95)
+    assert labels[int(np.argmax(clear))] == "b5"
+    assert np.allclose(_with_ocr(labels, np.array([0.5, 0.45, 0.03, 0.02]), None, 0.9),
+                       [0.5, 0.45, 0.03, 0.02])
