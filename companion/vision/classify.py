@@ -37,6 +37,13 @@ if TYPE_CHECKING:
 Image = npt.NDArray[np.uint8]
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
+PIECE_ASPECT = {"nummix_tile": 37 / 27, "nox_card": 91 / 59, "qwixx_card": 91 / 59,
+                "catbox_card": 91 / 59, "rox_scoring": 68 / 44}
+"""Long over short side of the numbered pieces (COMPONENTS.md), for
+``align.fit_card_outline``: a piece still unsure after the nudges is read through its
+outline fitted to the photo (the ``EDGE_FITS`` best fits), kept if sure and surer.
+Located Nummix tiles (seeds 61000-61059 normal / 61000-61039 hard): read sure 1649 ->
+1664 / 944 -> 964 of 1690 / 1032, sure and wrong 2 -> 3 / 6 -> 5."""
 RETRY_KINDS = ("nummix_tile", "nox_card", "qwixx_card", "catbox_card", "rox_scoring")
 """Kinds read again, when unsure, through other outlines (``_other_outlines``)."""
 UNSURE = 0.80
@@ -609,6 +616,15 @@ def classify(image: Image, detections: Detections, *, game: str,
                 for (_, outline), reading in zip(group, again, strict=False):
                     if reading.probs.max() >= max(UNSURE, readings[k].probs.max()):
                         starts[k], readings[k] = outline, reading
+        still = [k for k in retry if readings[k].probs.max() < UNSURE]
+        if still and kind in PIECE_ASPECT:  # still unsure: its outline fitted to the photo
+            smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
+            fits = [(k, fit) for k in still for fit in fit_card_outline(
+                smooth, starts[k], aspect=PIECE_ASPECT[kind], count=EDGE_FITS)]
+            for (k, fit), reading in zip(fits, _read_quads(model, balanced,
+                                                           [f for _, f in fits]), strict=True):
+                if reading.probs.max() >= max(UNSURE, readings[k].probs.max()):
+                    starts[k], readings[k] = np.asarray(fit, np.float32), reading
         for i, q, reading in zip(rows, starts, readings, strict=True):
             upright = rotate_quad(q, 2) if reading.turned else q
             quads[i] = upright
