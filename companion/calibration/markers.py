@@ -23,6 +23,11 @@ SEAT_IDS: tuple[int, ...] = tuple(range(10, 16))
 QWIXX_SHEET_IDS: tuple[int, int, int, int] = (20, 21, 22, 23)
 """The companion's own Qwixx score sheet: one marker in each corner."""
 
+OUR_IDS: frozenset[int] = frozenset(
+    (*TABLE_CORNER_IDS, GREY_CARD_ID, *SEAT_IDS, *QWIXX_SHEET_IDS))
+"""The markers we print; any other id found is a pattern on a piece (a card's art
+passes for a 4×4 marker now and then), not a marker."""
+
 CHARUCO_DICTIONARY = cv2.aruco.DICT_5X5_100
 CHARUCO_SQUARES: tuple[int, int] = (7, 5)  # columns, rows
 CHARUCO_SQUARE_MM = 25.0
@@ -62,7 +67,8 @@ false marker more."""
 
 
 def detect_markers(image: npt.NDArray[np.uint8]) -> list[Marker]:
-    """Every table, seat, grey-card and sheet marker in a BGR or grey image."""
+    """Every table, seat, grey-card and sheet marker in a BGR or grey image (ids we do
+    not print are left out)."""
     grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
     params = cv2.aruco.DetectorParameters()
     params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
@@ -72,7 +78,7 @@ def detect_markers(image: npt.NDArray[np.uint8]) -> list[Marker]:
     if ids is None:
         return []
     found = [Marker(int(i), np.asarray(c, np.float32).reshape(4, 2))
-             for c, i in zip(corners, ids.ravel(), strict=True)]
+             for c, i in zip(corners, ids.ravel(), strict=True) if int(i) in OUR_IDS]
     return sorted(found, key=lambda m: m.id)
 
 

@@ -380,12 +380,13 @@ sure and wrong 7 -> 7. Without the shifts in the coarse step: 33 unsure; a finer
 of scales and turns: one unsure fewer, one sure and wrong more."""
 
 
-EDGE_SEARCH_CARDS = 3
+EDGE_SEARCH_CARDS = 6
 """At most this many cards a photo are searched for, the surest first (each costs 40
-readings of 16 symbols). On hard rendered scenes (seeds 60000-60029, 382 located
-cards) the edge reading took 125 ms a photo with the nudges before the search, 200 ms
-searching every unsure card (101 -> 87 unsure), 189 ms searching three (91 unsure);
-at normal difficulty three is as good as all."""
+readings of 16 symbols): a photo's time stays bounded however many cards it leaves
+unsure. On hard rendered scenes (seeds 60000-60029, 382 located cards) the edge reading
+took 125 ms a photo with the nudges before the search and 200 ms with it (101 -> 87
+unsure), as with no bound; three cards at most left 91 unsure, and at normal
+difficulty one photo of 30 (61012) with four unsure cards lost one."""
 
 
 EDGE_REFIT_BELOW = 0.9
