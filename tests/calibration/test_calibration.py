@@ -181,3 +181,14 @@ def test_calibrate_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main(["calibrate", "table", str(image), "--seat", "Marie"]) == 2
     err = capsys.readouterr().err
     assert "--seat" in err and "Traceback" not in err
+
+
+def test_only_the_markers_we_print_are_found() -> None:
+    """A pattern on a piece can pass for a 4×4 marker of an id we never print (a Cat in
+    the Box card's art read as marker 17): only our ids are markers."""
+    page = np.full((300, 600), 255, np.uint8)
+    page[50:250, 50:250] = cv2.resize(marker_image(10, 120), (200, 200),
+                                      interpolation=cv2.INTER_NEAREST)
+    page[50:250, 350:550] = cv2.resize(marker_image(17, 120), (200, 200),
+                                       interpolation=cv2.INTER_NEAREST)
+    assert [m.id for m in detect_markers(page)] == [10]
