@@ -53,6 +53,10 @@ much). Measured on 40 rendered scenes: lying groups' exact quads lean at most 0.
 spread 0.027, standing ones at least 0.08 and 0.15; located quads (rectangles in the
 photo) of lying groups lean up to 0.18 and spread up to 0.09, and are up to 0.19 short,
 standing ones 0.12 short at the median: located quads tell a rack less surely."""
+LOWER_TIER = (0.6, 2.5, 2.5)
+"""A lower-tier tile lies 0.6-2.5 heights below a rack tile (toward its foot), at most
+2.5 widths along it: a rack of two tiers, each tile's foot on its own ledge (the
+photos of real racks; rendered racks have one)."""
 BESIDE_STEP = (0.6, 1.7)
 BESIDE_ACROSS = 0.5
 BESIDE_AXIS = math.radians(25)
@@ -165,8 +169,10 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
     if bands is not None:  # judged rack by rack: its tiles stand side by side
         rows = [i for g in groups if len({r for r, _ in _snap_image(quads, g).values()}) == 1
                 for i in g]
-        return {i for rack in _side_by_side(quads, rows)
-                if is_ledge([bands[i] for i in rack]) for i in rack}
+        upper = {i for rack in _side_by_side(quads, rows)
+                 if is_ledge([bands[i] for i in rack]) for i in rack}
+        return upper | _lower_tier(quads, [i for i in rows if i not in upper], upper,
+                                   detections.data.get("head"))
     if plane is not None:
         return _off_plane(quads, groups, plane)
     candidates = [g for g in groups if len(g) >= 3]
@@ -193,6 +199,30 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
     if error(rack) > RACK_ERROR and error(rack) > RACK_MARGIN * worst_other:
         return set(rack)
     return set()
+
+
+def _lower_tier(quads: npt.NDArray[np.float64], tiles: list[int], upper: set[int],
+                heads: Sequence[Any] | None) -> set[int]:
+    """A rack's lower tier: tiles with the upper tier's ledge beyond their head (the
+    vision's ``data["head"]``) lying below a rack's tile (``LOWER_TIER`` in its frame),
+    and the tiles standing side by side with them whose head is that ledge too or
+    hidden by the tile above."""
+    if not heads or not upper:
+        return set()
+    frames = {i: frame(quads[i]) for i in upper}
+
+    def under_rack(t: int) -> bool:
+        centre = frame(quads[t]).centre
+        for f in frames.values():
+            x, y = f.local(centre)
+            if LOWER_TIER[0] <= y <= LOWER_TIER[1] and abs(x) <= LOWER_TIER[2]:
+                return True
+        return False
+
+    seeds = {t for t in tiles if is_ledge([heads[t]]) and under_rack(t)}
+    open_heads = [t for t in tiles if heads[t] is None or is_ledge([heads[t]])]
+    return {i for chain in _side_by_side(quads, open_heads) if set(chain) & seeds
+            for i in chain}
 
 
 def _side_by_side(quads: npt.NDArray[np.float64], tiles: list[int]) -> list[list[int]]:

@@ -692,15 +692,17 @@ def classify(image: Image, detections: Detections, *, game: str,
 def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
                     ) -> Detections:
     """Nummix tiles get the band at each one's foot (``data["front"]``: a rack's ledge or
-    the table, ``companion.vision.standing``). A tile with a ledge along a side instead
-    stands on it, read a quarter turn off: it is read again standing on the ledge, and
+    the table, ``companion.vision.standing``) and beyond its head (``data["head"]``). A
+    tile with a ledge along a side instead stands on it, read a quarter turn off: it is
+    read again standing on the ledge, and
     kept so if that reading is surer than the first and the right way up (the ledge is
     the evidence; an unsure reading is still reported unsure)."""
     from companion.vision.standing import front_bands, ledge_sides
 
     bands = front_bands(balanced, read)
     if models_dir is None or not available_model("nummix_tile", models_dir):
-        return read.with_fields(data={**read.data, "front": bands})
+        return read.with_fields(data={**read.data, "front": bands,
+                                      "head": front_bands(balanced, read, head=True)})
     sides = ledge_sides(balanced, read, bands, unsure_below=UNSURE)
     if sides:
         model = load_model("nummix_tile", models_dir)
@@ -721,4 +723,5 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
             read = read.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
                                     data={**read.data, "alternatives": tuple(alternatives)})
             bands = front_bands(balanced, read)
-    return read.with_fields(data={**read.data, "front": bands})
+    return read.with_fields(data={**read.data, "front": bands,
+                                  "head": front_bands(balanced, read, head=True)})

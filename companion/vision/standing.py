@@ -57,18 +57,22 @@ class FrontBand:
 
 
 def front_bands(image: npt.NDArray[np.uint8], detections: Detections, *,
-                kinds: tuple[str, ...] = ("nummix_tile",)) -> tuple[FrontBand | None, ...]:
+                kinds: tuple[str, ...] = ("nummix_tile",), head: bool = False
+                ) -> tuple[FrontBand | None, ...]:
     """For each piece of ``kinds`` (quads oriented: clockwise from the upright
-    top-left, image pixels), the band at its foot; None for other pieces and for
-    pieces whose band lies outside the image."""
+    top-left, image pixels), the band at its foot (with ``head``, beyond its head: on
+    a rack's lower tier, the upper tier's ledge); None for other pieces and for pieces
+    whose band lies outside the image or on other pieces."""
     n = len(detections)
     rows = [i for i in range(n) if detections.kinds[i] in kinds]
     if not rows:
         return (None,) * n
     pieces = _piece_map(image, detections)
+    quads = detections.quads[rows]
+    if head:
+        quads = np.array([rotate_quad(q, 2) for q in quads])
     out: list[FrontBand | None] = [None] * n
-    for i, band in zip(rows, _bands(image, pieces, detections.quads[rows], np.array(rows) + 1),
-                       strict=True):
+    for i, band in zip(rows, _bands(image, pieces, quads, np.array(rows) + 1), strict=True):
         out[i] = band
     return tuple(out)
 

@@ -74,3 +74,23 @@ def test_rack_tiles_are_read_apart_from_the_photo() -> None:
     assert rack_seen >= 50 and lying_seen >= 300
     assert rack_read >= 0.85 * rack_seen
     assert lying_read <= 0.01 * lying_seen
+
+
+@pytest.mark.parametrize("photo", ["rummy3-15_", "rummy3-2_"])
+def test_a_real_rack_of_two_tiers_is_read_apart_from_the_table(photo: str) -> None:
+    """Real photos (tests/data/real_tiles, CC BY 4.0) of a black two-tier rack: the
+    upper tier by the ledge at its feet, the lower one by the upper ledge beyond its
+    tiles' heads; no tile of either is taken for the table's grid."""
+    from pathlib import Path
+
+    from companion.readers.photo import read_photo
+    from companion.vision.images import load_image
+
+    folder = Path(__file__).resolve().parents[1] / "data" / "real_tiles" / "images"
+    image = load_image(next(p for p in folder.iterdir() if p.name.startswith(photo)))
+    reading = read_photo(image, game="nummix")
+    tiles = sum(1 for k in reading.pieces.detections.kinds if k == "nummix_tile")
+    racks = reading.reading.extra["racks"]
+    assert tiles >= 5
+    assert len(racks) == 2 and sum(len(r) for r in racks) == tiles
+    assert reading.reading.state["grid"] == []
