@@ -192,3 +192,19 @@ def test_only_the_markers_we_print_are_found() -> None:
     page[50:250, 350:550] = cv2.resize(marker_image(17, 120), (200, 200),
                                        interpolation=cv2.INTER_NEAREST)
     assert [m.id for m in detect_markers(page)] == [10]
+
+
+def test_motion_blurred_markers_are_found_on_a_second_sharpened_look() -> None:
+    """Two seat markers 32 px across, smeared 7 px sideways (a hand-held phone): the
+    first look finds neither, the sharpened second look both."""
+    from companion.calibration.markers import _markers_in
+
+    page = np.full((200, 300), 230, np.uint8)
+    for marker_id, x in ((10, 60), (11, 180)):
+        page[80:112, x:x + 32] = cv2.resize(marker_image(marker_id, 48), (32, 32),
+                                            interpolation=cv2.INTER_AREA)
+    smear = np.zeros((7, 7), np.float32)
+    smear[3, :] = 1 / 7
+    blurred = cv2.filter2D(page, -1, smear)
+    assert _markers_in(blurred) == []
+    assert [m.id for m in detect_markers(blurred)] == [10, 11]
