@@ -148,6 +148,13 @@ OUTLINE_SHAPE_WEIGHT = 3.0
 (relative to the card's strongest side)."""
 
 
+def piece_aspect(kind: str) -> float:
+    """A piece's long side over its short side (``companion.synth.pieces.PIECE_MM``, the
+    sizes COMPONENTS.md gives), the ``aspect`` ``fit_card_outline`` keeps."""
+    w_mm, h_mm = PIECE_MM[kind]
+    return max(w_mm, h_mm) / min(w_mm, h_mm)
+
+
 def fit_card_outline(image: Image, quad: npt.ArrayLike, *, aspect: float, count: int = 1
                      ) -> list[Quad]:
     """``quad`` (image pixels, corner order kept) with each side moved onto a straight

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.games.base import InputError
-from companion.vision.align import fit_card_outline
+from companion.vision.align import fit_card_outline, piece_aspect
 from companion.vision.colour import apply_gains, white_gains
 from companion.vision.detections import MIN_CONFIDENCE, Detections, rectify, rotate_quad
 
@@ -37,15 +37,14 @@ if TYPE_CHECKING:
 Image = npt.NDArray[np.uint8]
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
-PIECE_ASPECT = {"nummix_tile": 37 / 27, "nox_card": 91 / 59, "qwixx_card": 91 / 59,
-                "catbox_card": 91 / 59, "rox_scoring": 68 / 44}
-"""Long over short side of the numbered pieces (COMPONENTS.md), for
-``align.fit_card_outline``: a piece still unsure after the nudges is read through its
-outline fitted to the photo (the ``EDGE_FITS`` best fits), kept if sure and surer.
-Located Nummix tiles (seeds 61000-61059 normal / 61000-61039 hard): read sure 1649 ->
-1664 / 944 -> 964 of 1690 / 1032, sure and wrong 2 -> 3 / 6 -> 5."""
 RETRY_KINDS = ("nummix_tile", "nox_card", "qwixx_card", "catbox_card", "rox_scoring")
 """Kinds read again, when unsure, through other outlines (``_other_outlines``)."""
+PIECE_ASPECT = {kind: piece_aspect(kind) for kind in RETRY_KINDS}
+"""Long over short side of the numbered pieces, for ``align.fit_card_outline``: a piece
+still unsure after the nudges is read through its outline fitted to the photo (the
+``EDGE_FITS`` best fits), kept if sure and surer. Located Nummix tiles (seeds
+61000-61059 normal / 61000-61039 hard): read sure 1649 -> 1664 / 944 -> 964 of 1690 /
+1032, sure and wrong 2 -> 3 / 6 -> 5."""
 UNSURE = 0.80
 """Below this confidence a reading is "unsure": Tesseract is consulted (ocr="auto")."""
 OCR_MODES = ("auto", "off")
@@ -413,8 +412,6 @@ EDGE_FITS = 3
 faint the second or third fit can be the card's own. On 390 located cards (seeds
 60000-60029): 1 fit, 361 sure and exact, 0 sure and wrong; 3 fits, 371 and 1; 6 fits,
 373 and 2."""
-ROX_CARD_ASPECT = 1.0
-"""A Rox element card is square (COMPONENTS.md: square-ish), for ``fit_card_outline``."""
 
 
 def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: Path
@@ -440,7 +437,8 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
     out = _edge_readings(model, balanced, list(quads))
     refit = [k for k, (_, sure) in enumerate(out) if sure < EDGE_REFIT_BELOW]
     smooth = cv2.GaussianBlur(balanced, (3, 3), 0) if refit else balanced
-    fitted = {k: fit_card_outline(smooth, quads[k], aspect=ROX_CARD_ASPECT, count=EDGE_FITS)
+    square = piece_aspect("rox_card")
+    fitted = {k: fit_card_outline(smooth, quads[k], aspect=square, count=EDGE_FITS)
               for k in refit}
     tried = [(k, fit) for k, fits in fitted.items() for fit in fits]
     for (k, _), reading in zip(tried, _edge_readings(model, balanced, [f for _, f in tried]),
