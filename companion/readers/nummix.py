@@ -167,8 +167,7 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
         return {i for g in groups for i in g if flags[i]}
     bands = detections.data.get("front")
     if bands is not None:  # judged rack by rack: its tiles stand side by side
-        rows = [i for g in groups if len({r for r, _ in _snap_image(quads, g).values()}) == 1
-                for i in g]
+        rows = [i for g in groups if _one_row(quads, g) for i in g]
         upper = {i for rack in _side_by_side(quads, rows)
                  if is_ledge([bands[i] for i in rack]) for i in rack}
         return upper | _lower_tier(quads, [i for i in rows if i not in upper], upper,
@@ -176,9 +175,8 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
     if plane is not None:
         return _off_plane(quads, groups, plane)
     candidates = [g for g in groups if len(g) >= 3]
-    rows = sorted((g for g in candidates
-                   if len({r for r, _ in _snap_image(quads, g).values()}) == 1),
-                  key=len, reverse=True)[:RACK_CANDIDATES]
+    rows = sorted((g for g in candidates if _one_row(quads, g)), key=len,
+                  reverse=True)[:RACK_CANDIDATES]
     best: tuple[float, list[int], npt.NDArray[np.float64]] | None = None
     for rack in rows:  # the plane fitted without each candidate row in turn
         rest = [i for g in groups if g is not rack and len(g) >= 2 for i in g]
@@ -310,7 +308,7 @@ def _off_plane(quads: npt.NDArray[np.float64], groups: list[list[int]],
     with ``rows_only``)."""
     out: set[int] = set()
     for g in groups:
-        if rows_only and len({r for r, _ in _snap_image(quads, g).values()}) != 1:
+        if rows_only and not _one_row(quads, g):
             continue
         errs = _shape_errors(quads[g], plane)
         shorter = float(np.median(errs[:, 0])) < -FLAT_ASPECT  # a face seen from the front
@@ -363,6 +361,11 @@ def _neighbour(xy: tuple[float, float]) -> tuple[int, int] | None:
     if abs(along) > TOUCH_GAP or abs(across) > TOUCH_ACROSS:
         return None
     return int(step[0]), int(step[1])
+
+
+def _one_row(quads: npt.NDArray[np.float64], group: list[int]) -> bool:
+    """Whether a touching group's tiles snap to a single row of cells."""
+    return len({r for r, _ in _snap_image(quads, group).values()}) == 1
 
 
 def _group_frames(quads: npt.NDArray[np.float64], group: list[int]) -> dict[int, Frame]:

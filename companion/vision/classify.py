@@ -693,9 +693,9 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
     """Nummix tiles get the band at each one's foot (``data["front"]``: a rack's ledge or
     the table, ``companion.vision.standing``) and beyond its head (``data["head"]``). A
     tile with a ledge along a side instead stands on it, read a quarter turn off: it is
-    read again standing on the ledge, and
-    kept so if that reading is surer than the first and the right way up (the ledge is
-    the evidence; an unsure reading is still reported unsure)."""
+    read again standing on the ledge, and kept so if that reading is surer than the
+    first and the right way up (the ledge is the evidence; an unsure reading is still
+    reported unsure)."""
     from companion.vision.standing import front_bands, ledge_sides
 
     bands = front_bands(balanced, read)
