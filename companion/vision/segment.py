@@ -193,14 +193,18 @@ def _without_slivers(found: Detections) -> Detections:
                       np.linalg.norm(found.quads[:, 2] - found.quads[:, 1], axis=1)], axis=1
                      ) if len(found) else np.zeros((0, 2))
     short, long = sides.min(axis=1, initial=np.inf), sides.max(axis=1, initial=0.0)
+    usual = {}  # a kind's upper-quartile width, where there are three or more of it
+    for kind in set(found.kinds):
+        widths = [short[j] for j in found if found.kinds[j] == kind]
+        if len(widths) >= 3:
+            usual[kind] = float(np.percentile(widths, 75))
     keep = []
     for i in found:
         kind = found.kinds[i]
         if kind in LARGE_KINDS or kind == "token":
             keep.append(i)
             continue
-        peers = [short[j] for j in found if found.kinds[j] == kind]
-        narrow = len(peers) >= 3 and short[i] < SLIVER_SHARE * float(np.percentile(peers, 75))
+        narrow = kind in usual and short[i] < SLIVER_SHARE * usual[kind]
         if not narrow and long[i] <= SLIVER_ASPECT * max(short[i], 1e-6):
             keep.append(i)
     return found if len(keep) == len(found) else found.select(keep)
