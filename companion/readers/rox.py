@@ -69,6 +69,8 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     oriented = all(detections.oriented[i] for i in cards)
     rows = _rows(frames, cards, oriented=oriented)
     seat_marks = seats(markers, profile, players)
+    middle = (np.mean([frames[i].centre for i in cards], axis=0) if cards
+              else np.zeros(2))  # of all the rows
     names: list[str] = []
     if seat_marks:
         costs = np.array([[min(float(np.linalg.norm(frames[row[0]].centre - s.xy)),
@@ -76,7 +78,6 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
                            for s in seat_marks] for row in rows]).reshape(len(rows),
                                                                          len(seat_marks))
         pairs = dict(assign(costs))
-        middle = np.mean([frames[i].centre for i in cards], axis=0)
         outward = [np.mean([frames[i].centre for i in row], axis=0) - middle for row in rows]
         named = seat_names(pairs, seat_marks, players,
                            [math.atan2(float(v[1]), float(v[0])) for v in outward],
@@ -98,7 +99,6 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
                 row.reverse()  # the first card is the end nearer the seat
     else:
         if not oriented:
-            middle = np.mean([frames[i].centre for i in cards], axis=0)
             rows = [_linked_way(row, detections.labels, edges,
                                 outer_first=_outer_first(row, frames, middle))
                     for row in rows]
