@@ -483,6 +483,16 @@ def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32]
     face = np.float32([[margin, margin], [margin + width, margin],
                        [margin + width, margin + height], [margin, margin + height]])
     to_image = cv2.getPerspectiveTransform(face, np.asarray(quad, np.float32).reshape(4, 2))
+    # only the board and the table around it: the view's outline, grown by half
+    seen = cv2.perspectiveTransform(np.float32([[[0, 0], [layout.shape[1], 0],
+                                                 [layout.shape[1], layout.shape[0]],
+                                                 [0, layout.shape[0]]]]), to_image)[0]
+    grow = 0.5 * (seen.max(axis=0) - seen.min(axis=0))
+    x0, y0 = np.maximum(np.floor(seen.min(axis=0) - grow), 0).astype(int)
+    x1, y1 = np.ceil(seen.max(axis=0) + grow).astype(int)
+    image = image[y0:y1, x0:x1]
+    shift = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float64)
+    to_image = (shift @ to_image).astype(np.float64)
     lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB).astype(np.float32)
     view = cv2.warpPerspective(lab, to_image, layout.shape[::-1],
                                flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
@@ -498,8 +508,8 @@ def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32]
         return np.asarray(quad, np.float32)
     if not cc >= BOARD_FIT_CC:
         return np.asarray(quad, np.float32)
-    out: npt.NDArray[np.float32] = cv2.perspectiveTransform(
-        face.reshape(1, 4, 2), fitted).reshape(4, 2).astype(np.float32)
+    out: npt.NDArray[np.float32] = (cv2.perspectiveTransform(
+        face.reshape(1, 4, 2), fitted).reshape(4, 2) + np.float32([x0, y0])).astype(np.float32)
     return out
 
 
