@@ -696,13 +696,14 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
     read again standing on the ledge, and kept so if that reading is surer than the
     first and the right way up (the ledge is the evidence; an unsure reading is still
     reported unsure)."""
-    from companion.vision.standing import front_bands, ledge_sides
+    from companion.vision.standing import front_bands, ledge_sides, piece_map
 
-    bands = front_bands(balanced, read)
+    pieces = piece_map(balanced, read)  # the same for the tiles turned below
+    bands = front_bands(balanced, read, pieces=pieces)
     if models_dir is None or not available_model("nummix_tile", models_dir):
-        return read.with_fields(data={**read.data, "front": bands,
-                                      "head": front_bands(balanced, read, head=True)})
-    sides = ledge_sides(balanced, read, bands, unsure_below=UNSURE)
+        return read.with_fields(data={**read.data, "front": bands, "head": front_bands(
+            balanced, read, head=True, pieces=pieces)})
+    sides = ledge_sides(balanced, read, bands, unsure_below=UNSURE, pieces=pieces)
     if sides:
         model = load_model("nummix_tile", models_dir)
         quads = read.quads.copy()
@@ -721,6 +722,6 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
                for i in standing):
             read = read.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
                                     data={**read.data, "alternatives": tuple(alternatives)})
-            bands = front_bands(balanced, read)
+            bands = front_bands(balanced, read, pieces=pieces)
     return read.with_fields(data={**read.data, "front": bands,
-                                  "head": front_bands(balanced, read, head=True)})
+                                  "head": front_bands(balanced, read, head=True, pieces=pieces)})

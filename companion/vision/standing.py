@@ -59,17 +59,18 @@ class FrontBand:
 
 
 def front_bands(image: npt.NDArray[np.uint8], detections: Detections, *,
-                kinds: tuple[str, ...] = ("nummix_tile",), head: bool = False
-                ) -> tuple[FrontBand | None, ...]:
+                kinds: tuple[str, ...] = ("nummix_tile",), head: bool = False,
+                pieces: npt.NDArray[np.int32] | None = None) -> tuple[FrontBand | None, ...]:
     """For each piece of ``kinds`` (quads oriented: clockwise from the upright
     top-left, image pixels), the band at its foot (with ``head``, beyond its head: on
     a rack's lower tier, the upper tier's ledge); None for other pieces and for pieces
-    whose band lies outside the image or on other pieces."""
+    whose band lies outside the image or on other pieces. ``pieces``: the detections'
+    ``piece_map`` if drawn already."""
     n = len(detections)
     rows = [i for i in range(n) if detections.kinds[i] in kinds]
     if not rows:
         return (None,) * n
-    pieces = _piece_map(image, detections)
+    pieces = piece_map(image, detections) if pieces is None else pieces
     quads = detections.quads[rows]
     if head:
         quads = np.array([rotate_quad(q, 2) for q in quads])
@@ -91,8 +92,8 @@ def is_ledge(bands: Sequence[FrontBand | None]) -> bool:
 
 
 def ledge_sides(image: npt.NDArray[np.uint8], detections: Detections,
-                bands: Sequence[FrontBand | None], *, unsure_below: float = 1.0
-                ) -> dict[int, int]:
+                bands: Sequence[FrontBand | None], *, unsure_below: float = 1.0,
+                pieces: npt.NDArray[np.int32] | None = None) -> dict[int, int]:
     """Tiles read less sure than ``unsure_below`` with no ledge at their foot but one
     along a side: index -> the quarter turns (1 or 3, ``rotate_quad``) that make that
     side the foot. A tile standing on a rack, seen steeply from above, looks nearly
@@ -102,7 +103,7 @@ def ledge_sides(image: npt.NDArray[np.uint8], detections: Detections,
             and float(detections.confidences[i]) < unsure_below and not is_ledge([band])]
     if not rows:
         return {}
-    pieces = _piece_map(image, detections)
+    pieces = piece_map(image, detections) if pieces is None else pieces
     turned = np.array([[rotate_quad(detections.quads[i], turns) for turns in (1, 3)]
                        for i in rows], np.float64).reshape(-1, 4, 2)
     found = _bands(image, pieces, turned, np.repeat(np.array(rows) + 1, 2))
@@ -115,8 +116,9 @@ def ledge_sides(image: npt.NDArray[np.uint8], detections: Detections,
     return out
 
 
-def _piece_map(image: npt.NDArray[np.uint8], detections: Detections) -> npt.NDArray[np.int32]:
-    """Every located piece drawn by its index + 1 (0: nothing located there)."""
+def piece_map(image: npt.NDArray[np.uint8], detections: Detections) -> npt.NDArray[np.int32]:
+    """Every located piece drawn by its index + 1 (0: nothing located there). A quad
+    turned round (``rotate_quad``) draws the same, so one map serves a photo's bands."""
     pieces = np.zeros(image.shape[:2], np.int32)
     for i in range(len(detections)):
         cv2.fillConvexPoly(pieces, np.round(detections.quads[i]).astype(np.int32), i + 1)
