@@ -247,6 +247,19 @@ def _other_outlines(quad: npt.NDArray[np.float32], kind: str
     return out
 
 
+def _read_again(model: Model, balanced: Image, starts: list[npt.NDArray[np.float32]],
+                readings: list[Reading],
+                tries: list[tuple[int, npt.NDArray[np.float32], npt.NDArray[np.float32]]]
+                ) -> None:
+    """Read pieces again: each try is (piece ``k``, outline to read through, outline to
+    report); a reading takes the place of piece ``k``'s (in ``starts`` and ``readings``)
+    only if it is sure (``UNSURE``) and surer than the one it replaces."""
+    again = _read_quads(model, balanced, [read for _, read, _ in tries])
+    for (k, _, report), reading in zip(tries, again, strict=True):
+        if reading.probs.max() >= max(UNSURE, readings[k].probs.max()):
+            starts[k], readings[k] = report, reading
+
+
 def _read_quads(model: Model, balanced: Image, quads: Sequence[npt.NDArray[np.float32]]
                 ) -> list[Reading]:
     """``read_crops`` of the pieces at ``quads`` (each also from its opposite corner)."""
@@ -622,22 +635,15 @@ def classify(image: Image, detections: Detections, *, game: str,
         readings = _read_quads(model, balanced, starts)
         retry = [k for k, r in enumerate(readings) if r.probs.max() < UNSURE]
         if retry and kind in RETRY_KINDS:  # unsure: read again through other outlines
-            others = [_other_outlines(starts[k], kind) for k in retry]
-            flat = [read for group in others for read, _ in group]
-            again = iter(_read_quads(model, balanced, flat))
-            for k, group in zip(retry, others, strict=True):
-                for (_, outline), reading in zip(group, again, strict=False):
-                    if reading.probs.max() >= max(UNSURE, readings[k].probs.max()):
-                        starts[k], readings[k] = outline, reading
+            _read_again(model, balanced, starts, readings, [
+                (k, read, report) for k in retry
+                for read, report in _other_outlines(starts[k], kind)])
         still = [k for k in retry if readings[k].probs.max() < UNSURE]
         if still and kind in PIECE_ASPECT:  # still unsure: its outline fitted to the photo
             smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
-            fits = [(k, fit) for k in still for fit in fit_card_outline(
-                smooth, starts[k], aspect=PIECE_ASPECT[kind], count=EDGE_FITS)]
-            for (k, fit), reading in zip(fits, _read_quads(model, balanced,
-                                                           [f for _, f in fits]), strict=True):
-                if reading.probs.max() >= max(UNSURE, readings[k].probs.max()):
-                    starts[k], readings[k] = np.asarray(fit, np.float32), reading
+            _read_again(model, balanced, starts, readings, [
+                (k, fit, fit) for k in still for fit in fit_card_outline(
+                    smooth, starts[k], aspect=PIECE_ASPECT[kind], count=EDGE_FITS)])
         for i, q, reading in zip(rows, starts, readings, strict=True):
             upright = rotate_quad(q, 2) if reading.turned else q
             quads[i] = upright
