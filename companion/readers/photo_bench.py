@@ -3,18 +3,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import statistics
 import time
 
 from companion.benchmarks import Section
-from companion.calibration.markers import detect_markers
-from companion.commands.check import check_document
-from companion.games.base import InputError
 from companion.readers import GAMES
-from companion.readers.truth import compare, read_scene
+from companion.readers.photo import read_photo
+from companion.readers.truth import compare, given_names
 from companion.synth import render_scene
-from companion.vision.pipeline import read_image
 
 FIRST_SEED = 62_000
 """Fresh seeds, apart from the tests' and the other benchmarks'. (60000-61029 were
@@ -30,14 +26,11 @@ def bench_photo_to_state(*, quick: bool) -> Section:
             times = []
             for k in range(count):
                 scene = render_scene(game, seed=FIRST_SEED + k, difficulty=difficulty)
-                t0 = time.perf_counter()  # as companion read: markers found once
-                seen = tuple(detect_markers(scene.image))
-                found = read_image(scene.image, game=game, markers=seen)
-                reading = read_scene(scene, found.detections, seen=seen)
-                with contextlib.suppress(InputError):  # unread pieces: not exact below
-                    check_document(game, reading.state)
+                players, caller = given_names(scene)
+                t0 = time.perf_counter()  # as companion read: the same path
+                photo = read_photo(scene.image, game=game, players=players, caller=caller)
                 times.append((time.perf_counter() - t0) * 1000)
-                result = compare(scene, reading)
+                result = compare(scene, photo.reading)
                 exact += result.state
                 verdict += result.verdict
             rows.append([game, difficulty, str(count), f"{100 * exact / count:.1f} %",

@@ -302,12 +302,19 @@ def read_scene(scene: Any, detections: Detections | None = None, *, markers: boo
     from companion.readers import read_state
 
     dets = detections if detections is not None else detections_from_scene(scene)
-    seated = markers and any(m["id"] >= 10 for m in scene.markers)
-    players = None
-    if names and (seated or scene.game == "catbox"):
-        players = (list(scene.state["sheets"]) if scene.game == "qwixx"
-                   else scene.state.get("players"))
+    players, caller = given_names(scene, markers=markers) if names else (None, None)
     given = seen if seen is not None else scene.markers
     return read_state(scene.game, dets, image_shape=scene.image.shape,
-                      markers=given if markers else (), players=players,
-                      caller=scene.state.get("caller") if players else None)
+                      markers=given if markers else (), players=players, caller=caller)
+
+
+def given_names(scene: Any, *, markers: bool = True) -> tuple[list[str] | None, str | None]:
+    """The players' names in seat order and the Rox caller, as a user would give them:
+    only when the table has seat markers (Cat in the Box: always, names go with token
+    colours); else ``(None, None)`` and the reader's own names (P1…) stand."""
+    seated = markers and any(m["id"] >= 10 for m in scene.markers)
+    if not (seated or scene.game == "catbox"):
+        return None, None
+    players = (list(scene.state["sheets"]) if scene.game == "qwixx"
+               else scene.state.get("players"))
+    return players, scene.state.get("caller") if players else None
