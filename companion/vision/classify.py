@@ -29,7 +29,13 @@ import numpy.typing as npt
 from companion.games.base import InputError
 from companion.vision.align import fit_card_outline, piece_aspect
 from companion.vision.colour import apply_gains, white_gains
-from companion.vision.detections import MIN_CONFIDENCE, Detections, rectify, rotate_quad
+from companion.vision.detections import (
+    MIN_CONFIDENCE,
+    Detections,
+    rectify,
+    rotate_quad,
+    same_corner_order,
+)
 
 if TYPE_CHECKING:
     from companion.calibration.deck import DeckProfile
@@ -551,13 +557,15 @@ BOARD_ROWS = (0.28, 0.87)
 last (green) row of cells, as companion.readers.catbox lays the grid out."""
 
 
-def orient_board(balanced: Image, quad: npt.NDArray[np.float32]
+def orient_board(balanced: Image, quad: npt.NDArray[np.float32], *,
+                 starts: npt.NDArray[np.float32] | None = None
                  ) -> tuple[npt.NDArray[np.float32], float]:
     """The research board's quad starting at its upright top-left (a long edge first,
     the red row at the top, the green one at the bottom), and how sure that is (0.5 to
     1, from how much redder the top row is than the bottom one). All four turns are
     tried: seen at a slant, the board's long side may look the shorter. The quad is then
-    fitted to the board's printed cells (``locate.fit_board_to_cells``)."""
+    fitted to the board's printed cells (``locate.fit_board_to_cells``), from it and
+    from another outline the locator offers (``starts``, its corners in any order)."""
     best: tuple[float, npt.NDArray[np.float32]] | None = None
     for turn in range(4):
         q = rotate_quad(np.asarray(quad, np.float32).reshape(4, 2), turn)
@@ -570,7 +578,8 @@ def orient_board(balanced: Image, quad: npt.NDArray[np.float32]
     assert best is not None
     from companion.vision.locate import fit_board_to_cells
 
-    return (fit_board_to_cells(balanced, best[1]),
+    others = () if starts is None else (same_corner_order(starts, best[1]),)
+    return (fit_board_to_cells(balanced, best[1], starts=others),
             float(min(1.0, max(0.5, 0.5 + best[0] / 40))))
 
 
@@ -675,7 +684,8 @@ def classify(image: Image, detections: Detections, *, game: str,
             confidences[i] = min(float(confidences[i]), certainty)
         data["edge"] = tuple(edges)
     for i in (i for i in range(n) if detections.kinds[i] == "catbox_board"):
-        quads[i], sure = orient_board(balanced, quads[i])
+        quads[i], sure = orient_board(balanced, quads[i],
+                                      starts=(data.get("board_start") or (None,) * n)[i])
         oriented[i] = True
         confidences[i] = max(float(confidences[i]), sure)
     sheet_rows = [i for i in range(n) if detections.kinds[i] == "qwixx_sheet"]

@@ -124,6 +124,15 @@ def rotate_quad(quad: npt.ArrayLike, quarter_turns: int) -> Quad:
     return np.roll(np.asarray(quad, np.float32).reshape(4, 2), -quarter_turns, axis=0)
 
 
+def same_corner_order(quad: npt.ArrayLike, like: npt.ArrayLike) -> Quad:
+    """``quad`` (clockwise) turned so its corners follow ``like``'s: each near the same
+    corner of ``like`` (another outline of the same piece)."""
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    ref = np.asarray(like, np.float32).reshape(4, 2)
+    turn = min(range(4), key=lambda k: float(np.linalg.norm(rotate_quad(q, k) - ref)))
+    return rotate_quad(q, turn)
+
+
 def quad_iou(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
     """Intersection over union of two convex quads (image pixels)."""
     pa = np.asarray(a, np.float32).reshape(4, 2)

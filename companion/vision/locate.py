@@ -468,16 +468,32 @@ def _board_layout() -> npt.NDArray[np.float32]:
     return layout
 
 
-def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32]
+def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
+                       starts: Sequence[npt.NDArray[np.float32]] = ()
                        ) -> npt.NDArray[np.float32]:
+    """The upright board ``quad`` fitted to its printed cells (``_fit_to_cells``), from
+    it and from each other start (the same corners' order), the fit that correlates
+    best; ``quad`` itself when none converges above BOARD_FIT_CC. A trapezoid's
+    minimum-area rectangle puts a corner one to two cells out, beyond the fit's reach,
+    where lines along the outline's sides do not (segment._side_lines)."""
+    best = (-1.0, np.asarray(quad, np.float32))
+    for start in (quad, *starts):
+        cc, fitted = _fit_to_cells(image, start)
+        if cc > best[0]:
+            best = (cc, fitted)
+    return best[1]
+
+
+def _fit_to_cells(image: Image, quad: npt.NDArray[np.float32]
+                  ) -> tuple[float, npt.NDArray[np.float32]]:
     """The upright board ``quad`` (top-left first, the number row along its first edge)
     moved onto the board's printed cells in the BGR ``image``: the homography that best
     correlates (OpenCV's ECC) how unlike the board's paper each pixel is with the
     board's layout (``_board_layout``), started from ``quad``. The outline the locator
     gives can be off by a cell where a card or a hand touches the board or its edge is
     faint; the cells, all over the board, are not. The paper's colour is the median of
-    the number row's band. The quad is kept when the fit does not converge or
-    correlates less than BOARD_FIT_CC."""
+    the number row's band. Returns the correlation and the fitted quad; -1 and
+    ``quad`` when the fit does not converge or correlates less than BOARD_FIT_CC."""
     width, height, margin = BOARD_FIT_VIEW
     layout = _board_layout()
     face = np.float32([[margin, margin], [margin + width, margin],
@@ -505,12 +521,12 @@ def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32]
             layout, unlike, to_image.astype(np.float32), cv2.MOTION_HOMOGRAPHY,
             (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 60, 1e-4), None, 5)
     except cv2.error:
-        return np.asarray(quad, np.float32)
+        return -1.0, np.asarray(quad, np.float32)
     if not cc >= BOARD_FIT_CC:
-        return np.asarray(quad, np.float32)
+        return -1.0, np.asarray(quad, np.float32)
     out: npt.NDArray[np.float32] = (cv2.perspectiveTransform(
         face.reshape(1, 4, 2), fitted).reshape(4, 2) + np.float32([x0, y0])).astype(np.float32)
-    return out
+    return float(cc), out
 
 
 def _token_contrast(lab: Image, x: float, y: float, r: float) -> float:

@@ -75,6 +75,13 @@ RECT_FIRST = frozenset({"catbox_board"})
 """Large kinds whose corners start from the outline's rectangle rather than its hull's
 diagonal extremes (a card lying over a board's corner cuts the hull; measured: worst
 corner 9.1 -> 8.7 px at the median, 45 -> 36 px at the 90th percentile)."""
+SIDE_SAMPLES = 200
+SIDE_LEAST = 0.04
+SIDE_LINES_REACH = 0.25
+"""A board's other outline (``_side_lines``): its hull sampled at SIDE_SAMPLES points
+evenly along it, a line fitted to the points nearest each side of its rectangle (at
+least SIDE_LEAST of them); the corners stay within SIDE_LINES_REACH of the rectangle's
+diagonal, else there is no other outline."""
 ONE_PIECE = frozenset({"catbox_board"})
 """Kinds a photo shows at most one of (the research board). The net's interior of the
 board is often cut into fragments (by the tokens and the coloured cells, which it
@@ -416,6 +423,49 @@ def _four_corners(hull: npt.NDArray[np.float32]) -> npt.NDArray[np.float32] | No
     return hull[picks].astype(np.float32)
 
 
+def _side_lines(hull: npt.NDArray[np.float32], rect: npt.NDArray[np.float32], *,
+                inset: float = 0.0) -> npt.NDArray[np.float32] | None:
+    """The corners where four lines meet, each fitted (robustly) to the stretch of the
+    ``hull`` nearest one side of its minimum-area rectangle ``rect``: a board seen in
+    perspective is a trapezoid, whose rectangle puts a corner out on the table (by up
+    to two cells on rendered scenes), while a card over a corner cuts the hull's corner
+    off, which the lines through the sides' own stretches restore. Each line is moved
+    ``inset`` inward (as the rectangle is shrunk). None when a side has too little of
+    the hull near it or the lines meet far from the rectangle."""
+    centre = rect.mean(axis=0)
+    ends = np.roll(hull, -1, axis=0)
+    spacing = float(np.linalg.norm(ends - hull, axis=1).sum()) / SIDE_SAMPLES
+    points = np.concatenate([
+        np.linspace(a, b, max(1, int(np.linalg.norm(b - a) / spacing)), endpoint=False)
+        for a, b in zip(hull, ends, strict=True)])
+    distance = np.stack([np.abs(_cross(b - a, points - a)) / max(1e-6, float(
+        np.linalg.norm(b - a))) for a, b in zip(rect, np.roll(rect, -1, axis=0), strict=True)],
+        axis=1)
+    nearest = distance.argmin(axis=1)
+    lines = []
+    for k in range(4):
+        mine = points[nearest == k]
+        if len(mine) < SIDE_LEAST * SIDE_SAMPLES:
+            return None
+        vx, vy, x0, y0 = cv2.fitLine(mine.astype(np.float32), cv2.DIST_HUBER, 0, 0.01,
+                                     0.01).ravel()
+        point, direction = np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)
+        lines.append((point - inset * outward_normal(point, point + direction, centre),
+                      direction))
+    met = meeting_corners(lines)
+    if met is None:
+        return None
+    diagonal = float(np.linalg.norm(rect[2] - rect[0]))
+    if np.linalg.norm(met - rect, axis=1).max() > SIDE_LINES_REACH * diagonal:
+        return None
+    return met.astype(np.float32)
+
+
+def _cross(u: npt.NDArray[np.float32], v: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """The 2-D cross product u × v (v: one point or rows of points)."""
+    return np.asarray(u[0] * v[..., 1] - u[1] * v[..., 0], np.float32)
+
+
 def _join_on_whole(comp: npt.NDArray[np.int32], stats: npt.NDArray[np.int32],
                    whole: npt.NDArray[np.bool_]
                    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
@@ -488,6 +538,7 @@ def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *
     sy = shape[0] / prob.shape[1]
     sx = shape[1] / prob.shape[2]
     quads, kinds, confs = [], [], []
+    starts: dict[int, npt.NDArray[np.float32]] = {}  # another outline to fit a board from
     for k, (kind, comp, stat, n) in enumerate(blobs, start=1):
         x0, y0 = stat[cv2.CC_STAT_LEFT], stat[cv2.CC_STAT_TOP]
         bw, bh = stat[cv2.CC_STAT_WIDTH], stat[cv2.CC_STAT_HEIGHT]
@@ -506,16 +557,27 @@ def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *
             rect = ((ox, oy), (max(1.0, ow - 2 * shrink), max(1.0, oh - 2 * shrink)), oa)
             if kind in LARGE_KINDS and kind not in RECT_FIRST:
                 corners = _four_corners(outline[1])
+            if kind in RECT_FIRST:
+                other = _side_lines(outline[1], cv2.boxPoints(outline[0]), inset=shrink)
+                if other is not None:
+                    starts[len(quads)] = short_edge_first(_to_image(other, shape, sx, sy))
         if corners is None:
             corners = np.asarray(cv2.boxPoints(rect), np.float32)
-        box = corners * np.asarray([sx, sy], np.float32)
-        box[:, 0] = box[:, 0].clip(0, shape[1])
-        box[:, 1] = box[:, 1].clip(0, shape[0])
-        quads.append(short_edge_first(box))
+        quads.append(short_edge_first(_to_image(corners, shape, sx, sy)))
         kinds.append(kind)
         confs.append(float(1.0 - prob[0, y0:y0 + bh, x0:x0 + bw][sub].mean()))
+    data = {"board_start": tuple(starts.get(i) for i in range(len(quads)))} if starts else {}
     return Detections(np.asarray(quads, np.float32), _rox_kinds(quads, kinds),
-                      confidences=np.asarray(confs, np.float32))
+                      confidences=np.asarray(confs, np.float32), data=data)
+
+
+def _to_image(corners: npt.NDArray[np.float32], shape: tuple[int, ...], sx: float, sy: float
+              ) -> npt.NDArray[np.float32]:
+    """Net-pixel corners scaled by (sx, sy) to image pixels, kept inside the image."""
+    box = np.asarray(corners, np.float32) * np.asarray([sx, sy], np.float32)
+    box[:, 0] = box[:, 0].clip(0, shape[1])
+    box[:, 1] = box[:, 1].clip(0, shape[0])
+    return box
 
 
 def _rox_kinds(quads: list[npt.NDArray[np.float32]], kinds: list[str]) -> tuple[str, ...]:
