@@ -47,6 +47,7 @@ def read(detections: Detections, *, players: Sequence[str] | None = None,
     result = ReadState("catbox", {}, roles=[None] * len(detections))
     boards = indices(detections, ("catbox_board",))
     cells: dict[tuple[str, int], str] = {}
+    board = None
     if not boards:
         result.unknown.append({"piece": None, "what": "research board", "why": "not found"})
     else:
@@ -78,7 +79,7 @@ def read(detections: Detections, *, players: Sequence[str] | None = None,
         result.unknown.append({"piece": None, "what": "predictions",
                                "why": "predictions are not on the table: give them"})
     result.state = state
-    result.extra["trick"], result.extra["revealed"] = _cards(detections, boards, result)
+    result.extra["trick"], result.extra["revealed"] = _cards(detections, board, result)
     if blocked_cols:
         result.extra["blocked_columns"] = sorted(blocked_cols)
     return result
@@ -175,16 +176,16 @@ def _players(cells: dict[tuple[str, int], str], players: Sequence[str] | None,
     return {c: c for c in colours}
 
 
-def _cards(detections: Detections, boards: list[int], result: ReadState
+def _cards(detections: Detections, board: int | None, result: ReadState
            ) -> tuple[list[int | None], list[int | None]]:
-    """The trick in progress (cards below the board, left to right as the board reads)
-    and, two players, the revealed cards (beside the board)."""
+    """The trick in progress (cards below the ``board`` read, left to right as it reads)
+    and, two players, the revealed cards (beside it)."""
     cards = indices(detections, ("catbox_card",))
     to_board = None
-    if boards:
+    if board is not None:
         unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
         to_board = cv2.getPerspectiveTransform(
-            detections.quads[boards[0]].astype(np.float32), unit)
+            detections.quads[board].astype(np.float32), unit)
 
     def place(i: int) -> tuple[float, float]:
         centre = frame(detections.quads[i]).centre.reshape(1, 1, 2)

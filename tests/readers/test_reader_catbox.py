@@ -69,3 +69,21 @@ def test_tokens_put_back_in_the_middle_of_their_cells() -> None:
     assert np.abs(fitted - cells).max() < 0.1
     scattered = [0.05, 1.5, 2.95, 4.2, 6.9, 8.5]
     assert [float(x) for x in _fit_to_cells(scattered, 9)] == scattered
+
+
+def test_trick_is_placed_by_the_board_read() -> None:
+    """With two boards found (a small false one listed first), the trick's cards are
+    placed against the board that is read, the largest."""
+    import numpy as np
+
+    from companion.vision.detections import Detections
+
+    scene = next(s for s in scenes("easy") if s.state.get("plays"))
+    dets = detections_from_scene(scene)
+    small = Detections(np.float32([[[5, 5], [45, 5], [45, 25], [5, 25]]]), ("catbox_board",),
+                       labels=(None,), confidences=np.ones(1, np.float32))
+    both = Detections.concat([small, dets])
+    alone = read_state("catbox", dets, image_shape=scene.image.shape)
+    read = read_state("catbox", both, image_shape=scene.image.shape)
+    assert read.extra["trick"] == alone.extra["trick"]
+    assert any("2 boards found" in n for n in read.notes)
