@@ -558,14 +558,14 @@ last (green) row of cells, as companion.readers.catbox lays the grid out."""
 
 
 def orient_board(balanced: Image, quad: npt.NDArray[np.float32], *,
-                 starts: npt.NDArray[np.float32] | None = None
+                 starts: Sequence[npt.NDArray[np.float32]] = ()
                  ) -> tuple[npt.NDArray[np.float32], float]:
     """The research board's quad starting at its upright top-left (a long edge first,
     the red row at the top, the green one at the bottom), and how sure that is (0.5 to
     1, from how much redder the top row is than the bottom one). All four turns are
     tried: seen at a slant, the board's long side may look the shorter. The quad is then
     fitted to the board's printed cells (``locate.fit_board_to_cells``), from it and
-    from another outline the locator offers (``starts``, its corners in any order)."""
+    from the other outlines the locator offers (``starts``, corners in any order)."""
     best: tuple[float, npt.NDArray[np.float32]] | None = None
     for turn in range(4):
         q = rotate_quad(np.asarray(quad, np.float32).reshape(4, 2), turn)
@@ -578,7 +578,7 @@ def orient_board(balanced: Image, quad: npt.NDArray[np.float32], *,
     assert best is not None
     from companion.vision.locate import fit_board_to_cells
 
-    others = () if starts is None else (same_corner_order(starts, best[1]),)
+    others = tuple(same_corner_order(start, best[1]) for start in starts)
     return (fit_board_to_cells(balanced, best[1], starts=others),
             float(min(1.0, max(0.5, 0.5 + best[0] / 40))))
 
@@ -683,9 +683,9 @@ def classify(image: Image, detections: Detections, *, game: str,
             edges[i] = counts
             confidences[i] = min(float(confidences[i]), certainty)
         data["edge"] = tuple(edges)
+    others = data.get("other_outlines") or ((),) * n  # the locator's other outlines
     for i in (i for i in range(n) if detections.kinds[i] == "catbox_board"):
-        quads[i], sure = orient_board(balanced, quads[i],
-                                      starts=(data.get("board_start") or (None,) * n)[i])
+        quads[i], sure = orient_board(balanced, quads[i], starts=others[i])
         oriented[i] = True
         confidences[i] = max(float(confidences[i]), sure)
     sheet_rows = [i for i in range(n) if detections.kinds[i] == "qwixx_sheet"]
@@ -694,7 +694,8 @@ def classify(image: Image, detections: Detections, *, game: str,
 
         boxes: list[Any] = list(data.get("boxes", (None,) * n))
         for i in sheet_rows:
-            boxes[i] = read_sheet(balanced, quads[i], markers=markers, balanced=True)
+            boxes[i] = read_sheet(balanced, quads[i], markers=markers, balanced=True,
+                                  starts=others[i])
             quads[i], oriented[i] = _sheet_upright(quads[i], boxes[i])
         data["boxes"] = tuple(boxes)
     read = detections.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,

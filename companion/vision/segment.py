@@ -538,7 +538,7 @@ def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *
     sy = shape[0] / prob.shape[1]
     sx = shape[1] / prob.shape[2]
     quads, kinds, confs = [], [], []
-    starts: dict[int, npt.NDArray[np.float32]] = {}  # another outline to fit a board from
+    starts: dict[int, tuple[npt.NDArray[np.float32], ...]] = {}  # sheets', boards' others
     for k, (kind, comp, stat, n) in enumerate(blobs, start=1):
         x0, y0 = stat[cv2.CC_STAT_LEFT], stat[cv2.CC_STAT_TOP]
         bw, bh = stat[cv2.CC_STAT_WIDTH], stat[cv2.CC_STAT_HEIGHT]
@@ -555,18 +555,22 @@ def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *
             (ox, oy), (ow, oh), oa = outline[0]
             shrink = OUTLINE_SHRINK.get(kind, OUTLINE_SHRINK_CARD)
             rect = ((ox, oy), (max(1.0, ow - 2 * shrink), max(1.0, oh - 2 * shrink)), oa)
-            if kind in LARGE_KINDS and kind not in RECT_FIRST:
-                corners = _four_corners(outline[1])
-            if kind in RECT_FIRST:
-                other = _side_lines(outline[1], cv2.boxPoints(outline[0]), inset=shrink)
-                if other is not None:
-                    starts[len(quads)] = short_edge_first(_to_image(other, shape, sx, sy))
+            if kind in LARGE_KINDS:  # the outline's hull corners, its rectangle's, or
+                # where lines along its sides meet: each is right in some photos
+                if kind not in RECT_FIRST:
+                    corners = _four_corners(outline[1])
+                others = [_side_lines(outline[1], cv2.boxPoints(outline[0]), inset=shrink)]
+                if corners is not None:
+                    others.append(cv2.boxPoints(rect))
+                starts[len(quads)] = tuple(short_edge_first(_to_image(c, shape, sx, sy))
+                                           for c in others if c is not None)
         if corners is None:
             corners = np.asarray(cv2.boxPoints(rect), np.float32)
         quads.append(short_edge_first(_to_image(corners, shape, sx, sy)))
         kinds.append(kind)
         confs.append(float(1.0 - prob[0, y0:y0 + bh, x0:x0 + bw][sub].mean()))
-    data = {"board_start": tuple(starts.get(i) for i in range(len(quads)))} if starts else {}
+    data = {"other_outlines": tuple(starts.get(i, ()) for i in range(len(quads)))
+            } if starts else {}
     return Detections(np.asarray(quads, np.float32), _rox_kinds(quads, kinds),
                       confidences=np.asarray(confs, np.float32), data=data)
 

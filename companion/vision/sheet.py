@@ -30,6 +30,7 @@ import numpy.typing as npt
 from companion.synth.pieces import INK, PIECE_MM, qwixx_row_numbers, qwixx_sheet_layout
 from companion.vision.align import align_to_layout
 from companion.vision.colour import white_balance
+from companion.vision.detections import same_corner_order
 
 Image = npt.NDArray[np.uint8]
 Quad = npt.NDArray[np.float32]
@@ -70,12 +71,15 @@ BIAS = -8.3032
 
 
 def read_sheet(image: Image, quad: npt.ArrayLike | None, *, markers: Sequence[Any] = (),
-               balanced: bool = False) -> list[dict[str, Any]]:
+               balanced: bool = False, starts: Sequence[npt.ArrayLike] = ()
+               ) -> list[dict[str, Any]]:
     """Every box of the sheet in ``image`` at ``quad`` (four image corners; any start
     corner): ``{"row", "value", "crossed", "confidence", "quad"}``, rows red…blue with
     numbers and ``"lock"``, then row ``"foul"`` 1–4. With markers 20–23 of our printed
     sheet (``detect_markers`` output, near the quad) the boxes come from them.
-    ``balanced``: the image is already white-balanced."""
+    ``balanced``: the image is already white-balanced. ``starts``: other outlines of the
+    sheet (any start corner) that the fit to the printed layout also starts from; the
+    fit that correlates best is read."""
     if not balanced:
         image, _ = white_balance(image)
     placed = _printed_boxes(markers, quad)
@@ -89,7 +93,8 @@ def read_sheet(image: Image, quad: npt.ArrayLike | None, *, markers: Sequence[An
     if placed is None:
         if quad is None:
             return []
-        placed, certain = _pad_boxes(image, np.asarray(quad, np.float32).reshape(4, 2))
+        placed, certain = _pad_boxes(image, np.asarray(quad, np.float32).reshape(4, 2),
+                                     starts=starts)
         template = PAD
     p = _box_model(image, placed) if template is PAD else None
     if p is None:
@@ -170,9 +175,12 @@ def _warp(image: Image, quad: Quad, size: tuple[int, int]) -> Image:
     return out
 
 
-def _pad_boxes(image: Image, quad: Quad) -> tuple[Placed, float]:
+def _pad_boxes(image: Image, quad: Quad, *, starts: Sequence[npt.ArrayLike] = ()
+               ) -> tuple[Placed, float]:
     upright, margin = _orientation(image, quad)
-    upright, _ = align_to_layout(image, upright, "qwixx_sheet")
+    fits = [align_to_layout(image, start, "qwixx_sheet") for start in
+            (upright, *(same_corner_order(other, upright) for other in starts))]
+    upright = max(fits, key=lambda fit: fit[1])[0]
     W, H = 1.0, 1.0
     src = np.array([[0, 0], [W, 0], [W, H], [0, H]], np.float32)
     h = cv2.getPerspectiveTransform(src, upright)

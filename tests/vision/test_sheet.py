@@ -119,3 +119,22 @@ def test_a_located_quad_off_the_sheet_is_pulled_onto_its_printed_rows(rendered) 
         assert -1.0 <= fit <= 1.0
     assert np.median(after) < 0.35 * np.median(before), (before, after)
     assert np.median(after) < 4.0
+
+
+def test_the_best_fitting_of_several_outlines_is_read(rendered) -> None:
+    """The located outline can be far off (the net's outline missing a third of the
+    sheet); the locator's other outlines of the sheet are fitted too, and the one that
+    matches the printed layout best is read. Here a start 30 % off beside a good one
+    (in another corner order) reads as the good one alone does."""
+    rng = np.random.default_rng(11)
+    for scene, piece, truth in rendered[:3]:
+        good = np.asarray(piece.quad, np.float32)
+        side = float(np.linalg.norm(good[1] - good[0]))
+        bad = good.copy()
+        bad[1:3] -= 0.3 * (good[1] - good[0])  # a third of the sheet cut off
+        bad += rng.uniform(-0.03, 0.03, (4, 2)).astype(np.float32) * side
+        alone = score(read_sheet(scene.image, bad), truth)
+        both = score(read_sheet(scene.image, bad, starts=[np.roll(good, 1, axis=0)]),
+                     truth)
+        assert both[0] >= score(read_sheet(scene.image, good), truth)[0] - 1
+        assert both[0] > alone[0]
