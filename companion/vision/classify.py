@@ -53,6 +53,18 @@ PAIR_AREA = 1.4
 ``PAIR_NEIGHBOURS`` nearest pieces of its kind) and squarer than one card may be two
 cards side by side."""
 PAIR_NEIGHBOURS = 4
+SQUARE_LOOK = 1.35
+"""A card whose outline is less than this many times as long as wide (a camera's
+tilt squeezes it) shows no axis of its own: which of its sides is its top is judged
+from its neighbour (``_across_neighbour``)."""
+NEIGHBOUR_REACH = 1.4
+"""The neighbour whose place says which way a card lies is its nearest card of its kind
+within this many card sizes (the square root of its area); it must lie across the card
+(their axes more than 60° apart, ``ACROSS_COS``), so that a quarter turn lines them up.
+Located Nox cards, seeds 61300-61399 (normal): 9 of 1180 read on their side -> 2 (the
+card's and its nearest neighbour's axes were 76°-89° apart; single cards are read as
+before)."""
+ACROSS_COS = 0.5
 PAIR_SURE = 0.9
 """Such an outline is two cards when both its halves read at least this sure, the same
 way up. Located Nox cards on seeds 61000-61119 (normal): of 39 candidates, the 5 that
@@ -636,6 +648,36 @@ def _split_pairs(balanced: Image, detections: Detections, models_dir: Path) -> D
     return detections.select(order).with_fields(quads=quads)
 
 
+def _across_neighbour(quads: Sequence[npt.NDArray[np.float32]]) -> list[int]:
+    """The cards (of one kind lying side by side in rows) whose outline looks square
+    (``SQUARE_LOOK``) and whose nearest card (``NEIGHBOUR_REACH``) lies beyond its top or
+    bottom edge rather than beside it, its axis across the card's: read a quarter turn
+    round, the neighbour is beside it, as the cards of a row lie. The classifier alone
+    reads a 3 on its side as a sure 8."""
+    if len(quads) < 2:
+        return []
+    q = np.asarray(quads, np.float64)
+    right = ((q[:, 1] - q[:, 0]) + (q[:, 2] - q[:, 3])) / 2
+    down = ((q[:, 3] - q[:, 0]) + (q[:, 2] - q[:, 1])) / 2
+    widths, heights = np.linalg.norm(right, axis=1), np.linalg.norm(down, axis=1)
+    sizes = np.sqrt(np.abs(right[:, 0] * down[:, 1] - right[:, 1] * down[:, 0]))
+    centres = q.mean(axis=1)
+    out = []
+    for k in range(len(q)):
+        if max(widths[k], heights[k]) >= SQUARE_LOOK * min(widths[k], heights[k]):
+            continue
+        gaps = np.linalg.norm(centres - centres[k], axis=1)
+        gaps[k] = np.inf
+        j = int(np.argmin(gaps))
+        if gaps[j] > NEIGHBOUR_REACH * sizes[k]:
+            continue
+        offset = centres[j] - centres[k]
+        beyond = abs(offset @ down[k]) / heights[k] > abs(offset @ right[k]) / widths[k]
+        if beyond and abs(down[k] @ down[j]) < ACROSS_COS * heights[k] * heights[j]:
+            out.append(k)
+    return out
+
+
 def _down(quad: npt.NDArray[np.float32], turned: bool) -> npt.NDArray[np.float32]:
     """The way from a piece's top edge to its bottom edge, read ``turned`` or not."""
     q = rotate_quad(quad, 2) if turned else quad
@@ -705,6 +747,11 @@ def classify(image: Image, detections: Detections, *, game: str,
                     label, conf, label is not None, alts)
             continue
         readings = _read_quads(model, balanced, starts)
+        if kind in PAIR_KINDS:  # a square-looking card read across its row: a quarter turn
+            turn = _across_neighbour(starts)
+            for k, reading in zip(turn, _read_quads(
+                    model, balanced, [rotate_quad(starts[k], 1) for k in turn]), strict=True):
+                starts[k], readings[k] = rotate_quad(starts[k], 1), reading
         retry = [k for k, r in enumerate(readings) if r.probs.max() < UNSURE]
         if retry and kind in RETRY_KINDS:  # unsure: read again through other outlines
             _read_again(model, balanced, starts, readings, [

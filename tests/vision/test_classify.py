@@ -315,3 +315,32 @@ def test_two_nox_cards_in_one_outline_are_read_as_two() -> None:
         assert len(whole) == len(truth), seed  # nothing else split
         joined += 1
     assert joined >= 3
+
+
+def test_a_square_looking_nox_card_is_read_along_its_row() -> None:
+    """A card squeezed square by the camera's tilt shows no axis of its own: read on its
+    side, a 3 is a sure 8. The neighbour lying beyond its top or bottom, not beside it,
+    says it lies a quarter turn round."""
+    from companion.readers.common import angle_diff, frame
+    from companion.readers.truth import detections_from_scene
+    from companion.synth import render_scene
+
+    tried = 0
+    for seed in range(8):
+        scene = render_scene("nox", seed=seed, difficulty="easy")
+        truth = detections_from_scene(scene)
+        rows = [i for i in truth if any(
+            j != i and np.linalg.norm(truth.quads[j].mean(0) - truth.quads[i].mean(0))
+            < 1.2 * np.linalg.norm(truth.quads[i][1] - truth.quads[i][0]) for j in truth)]
+        if not rows:
+            continue
+        i = rows[0]
+        q = truth.quads[i]
+        grow = (np.linalg.norm(q[3] - q[0]) / np.linalg.norm(q[1] - q[0]) - 1) / 2
+        wide = q + grow * np.array([q[0] - q[1], q[1] - q[0], q[2] - q[3], q[3] - q[2]])
+        quads = truth.quads.copy()
+        quads[i] = rotate_quad(wide, 1)  # square, starting at a side: read on its side
+        read = classify(scene.image, Detections(quads, truth.kinds), game="nox", ocr="off")
+        assert angle_diff(frame(read.quads[i]).down_angle, frame(q).down_angle) < 0.5, seed
+        tried += 1
+    assert tried >= 4
