@@ -205,13 +205,15 @@ def seats(markers: Iterable[Any], profile: Any = None,
 
 
 def fill_missing_seats(items: list[int], missing: list[int], seated: dict[int, int],
-                       directions: list[float]) -> dict[int, int]:
+                       directions: list[float], *, clockwise: bool = False
+                       ) -> dict[int, int]:
     """Seat numbers for ``items`` (kitties, rows) that no seat marker was matched to,
     from the seats whose marker was not seen (``missing``), given the items already
     ``seated`` and every item's direction from the table's middle toward its player
     (radians, image). The seats lie round the table in their order, so of all ways to
-    give them, the one that keeps the most neighbouring items in seat order (either way
-    round) is taken."""
+    give them, the one that keeps the most neighbouring items in seat order is taken:
+    clockwise on the photo when ``clockwise`` (seats round a table, RULES.md: players
+    in clockwise seat order), else either way round."""
     if not items or not missing:
         return {}
     total = max([*missing, *seated.values()]) + 1
@@ -220,7 +222,9 @@ def fill_missing_seats(items: list[int], missing: list[int], seated: dict[int, i
         trial = {**seated, **dict(zip(items, chosen, strict=False))}
         ring = [trial[g] for g in sorted(trial, key=lambda g: directions[g] % (2 * math.pi))]
         steps = [(b - a) % total for a, b in zip(ring, ring[1:] + ring[:1], strict=True)]
-        score = max(sum(st == 1 for st in steps), sum(st == total - 1 for st in steps))
+        score = sum(st == 1 for st in steps)
+        if not clockwise:
+            score = max(score, sum(st == total - 1 for st in steps))
         if score > best[0]:
             best = (score, dict(zip(items, chosen, strict=False)))
     return best[1]
@@ -228,17 +232,18 @@ def fill_missing_seats(items: list[int], missing: list[int], seated: dict[int, i
 
 def seat_names(pairs: Mapping[int, int], seat_marks: Sequence[SeatMark],
                players: Sequence[str] | None, directions: list[float], what: str,
-               notes: list[str]) -> dict[int, str]:
+               notes: list[str], *, clockwise: bool = False) -> dict[int, str]:
     """Player names of the items (kitties, rows) at ``directions`` (from the table's
     middle toward each one's player): those matched to a seat marker (``pairs``: item
     -> index in ``seat_marks``), and for the seats whose marker was not seen (of as many
     seats as names given, or as the highest marker seen) the unmatched items by
-    ``fill_missing_seats``, saying so in ``notes`` (``what``: "a kitty", "a row")."""
+    ``fill_missing_seats`` (``clockwise``: its seat order), saying so in ``notes``
+    (``what``: "a kitty", "a row")."""
     seated = {g: seat_marks[s].number for g, s in pairs.items()}
     total = max(len(players) if players else 0, max(s.number + 1 for s in seat_marks))
     missing = [k for k in range(total) if k not in {s.number for s in seat_marks}]
     seated.update(fill_missing_seats([g for g in range(len(directions)) if g not in pairs],
-                                     missing, seated, directions))
+                                     missing, seated, directions, clockwise=clockwise))
     if missing:
         notes.append("seat marker(s) " + ", ".join(str(SEAT_IDS[k]) for k in missing)
                      + f" not seen: {what} without one is its seat's by the seats' order "

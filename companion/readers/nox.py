@@ -163,7 +163,8 @@ def _name_groups(groups: list[list[int]], directions: list[float], frames: dict[
             for s, mark in enumerate(seat_marks):
                 costs[g, s] = float(np.linalg.norm(mark.xy - seat_at)) / size
         pairs = dict(assign(costs))
-        named = seat_names(pairs, seat_marks, players, directions, "a kitty", result.notes)
+        named = seat_names(pairs, seat_marks, players, directions, "a kitty", result.notes,
+                           clockwise=True)  # kitties lie round the table in seat order
         names = []
         for g in range(len(groups)):
             if g in named:

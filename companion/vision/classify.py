@@ -51,6 +51,31 @@ still unsure after the nudges is read through its outline fitted to the photo (t
 ``EDGE_FITS`` best fits), kept if sure and surer. Located Nummix tiles (seeds
 61000-61059 normal / 61000-61039 hard): read sure 1649 -> 1664 / 944 -> 964 of 1690 /
 1032, sure and wrong 2 -> 3 / 6 -> 5."""
+PAIR_KINDS = ("nox_card",)
+"""Kinds that lie side by side in rows (a Nox kitty), where the locator now and then
+gives two touching cards one outline (``_split_pairs``)."""
+PAIR_AREA = 1.4
+"""An outline this many times the area of its neighbours' (the median of the
+``PAIR_NEIGHBOURS`` nearest pieces of its kind) and squarer than one card may be two
+cards side by side."""
+PAIR_NEIGHBOURS = 4
+SQUARE_LOOK = 1.35
+"""A card whose outline is less than this many times as long as wide (a camera's
+tilt squeezes it) shows no axis of its own: which of its sides is its top is judged
+from its neighbour (``_across_neighbour``)."""
+NEIGHBOUR_REACH = 1.4
+"""The neighbour whose place says which way a card lies is its nearest card of its kind
+within this many card sizes (the square root of its area); it must lie across the card
+(their axes more than 60° apart, ``ACROSS_COS``), so that a quarter turn lines them up.
+Located Nox cards, seeds 61300-61399 (normal): 9 of 1180 read on their side -> 2 (the
+card's and its nearest neighbour's axes were 76°-89° apart; single cards are read as
+before)."""
+ACROSS_COS = 0.5
+PAIR_SURE = 0.9
+"""Such an outline is two cards when both its halves read at least this sure, the same
+way up. Located Nox cards on seeds 61000-61119 (normal): of 39 candidates, the 5 that
+were two cards read 0.97-1.0 in both halves; of the 34 single cards (most a stack whose
+lower cards widen the outline), no half pair read better than 0.86 and 0.77."""
 UNSURE = 0.80
 """Below this confidence a reading is "unsure": Tesseract is consulted (ocr="auto")."""
 OCR_MODES = ("auto", "off")
@@ -583,6 +608,92 @@ def orient_board(balanced: Image, quad: npt.NDArray[np.float32], *,
             float(min(1.0, max(0.5, 0.5 + best[0] / 40))))
 
 
+def halves(quad: npt.ArrayLike) -> list[npt.NDArray[np.float32]]:
+    """The two halves of ``quad`` cut across its longer sides (two cards lying side by
+    side, one outline round both, are its halves)."""
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    if np.linalg.norm(q[1] - q[0]) < np.linalg.norm(q[2] - q[1]):
+        q = rotate_quad(q, 1)  # q0 -> q1 along a longer side
+    top, bottom = (q[0] + q[1]) / 2, (q[3] + q[2]) / 2
+    return [np.array([q[0], top, bottom, q[3]], np.float32),
+            np.array([top, q[1], q[2], bottom], np.float32)]
+
+
+def _split_pairs(balanced: Image, detections: Detections, models_dir: Path) -> Detections:
+    """Outlines that are two cards side by side, each replaced by its two halves (see
+    ``PAIR_AREA``, ``PAIR_SURE``): the locator gives two touching cards one outline now
+    and then, read as one number (often surely) and lost as a stack."""
+    split: dict[int, list[npt.NDArray[np.float32]]] = {}
+    for kind in PAIR_KINDS:
+        rows = [i for i in detections if detections.kinds[i] == kind]
+        if len(rows) < 3 or not available_model(kind, models_dir):
+            continue
+        model = load_model(kind, models_dir)
+        q = detections.quads[rows]
+        sides = np.stack([np.linalg.norm(q[:, 1] - q[:, 0], axis=1),
+                          np.linalg.norm(q[:, 2] - q[:, 1], axis=1)], axis=1)
+        areas, centres = sides.prod(axis=1), q.mean(axis=1)
+        candidates = []
+        for k, i in enumerate(rows):
+            others = np.linalg.norm(centres - centres[k], axis=1)
+            others[k] = np.inf
+            usual = float(np.median(areas[np.argsort(others)[:PAIR_NEIGHBOURS]]))
+            if (areas[k] >= PAIR_AREA * usual
+                    and sides[k].max() < PIECE_ASPECT[kind] * sides[k].min()):
+                candidates.append(i)
+        parts = [portrait_first(h, model.size) for i in candidates
+                 for h in halves(detections.quads[i])]
+        readings = _read_quads(model, balanced, parts)
+        for c, i in enumerate(candidates):
+            (a, ra), (b, rb) = zip(parts[2 * c:2 * c + 2], readings[2 * c:2 * c + 2],
+                                   strict=True)
+            if min(ra.probs.max(), rb.probs.max()) >= PAIR_SURE and (
+                    _down(a, ra.turned) @ _down(b, rb.turned) > 0):
+                split[i] = [a, b]
+    if not split:
+        return detections
+    order = [i for i in detections for _ in split.get(i, [None])]
+    quads = np.stack([q for i in detections for q in split.get(i, [detections.quads[i]])])
+    return detections.select(order).with_fields(quads=quads)
+
+
+def _across_neighbour(quads: Sequence[npt.NDArray[np.float32]]) -> list[int]:
+    """The cards (of one kind lying side by side in rows) whose outline looks square
+    (``SQUARE_LOOK``) and whose nearest card (``NEIGHBOUR_REACH``) lies beyond its top or
+    bottom edge rather than beside it, its axis across the card's: read a quarter turn
+    round, the neighbour is beside it, as the cards of a row lie. The classifier alone
+    reads a 3 on its side as a sure 8."""
+    if len(quads) < 2:
+        return []
+    q = np.asarray(quads, np.float64)
+    right = ((q[:, 1] - q[:, 0]) + (q[:, 2] - q[:, 3])) / 2
+    down = ((q[:, 3] - q[:, 0]) + (q[:, 2] - q[:, 1])) / 2
+    widths, heights = np.linalg.norm(right, axis=1), np.linalg.norm(down, axis=1)
+    sizes = np.sqrt(np.abs(right[:, 0] * down[:, 1] - right[:, 1] * down[:, 0]))
+    centres = q.mean(axis=1)
+    out = []
+    for k in range(len(q)):
+        if max(widths[k], heights[k]) >= SQUARE_LOOK * min(widths[k], heights[k]):
+            continue
+        gaps = np.linalg.norm(centres - centres[k], axis=1)
+        gaps[k] = np.inf
+        j = int(np.argmin(gaps))
+        if gaps[j] > NEIGHBOUR_REACH * sizes[k]:
+            continue
+        offset = centres[j] - centres[k]
+        beyond = abs(offset @ down[k]) / heights[k] > abs(offset @ right[k]) / widths[k]
+        if beyond and abs(down[k] @ down[j]) < ACROSS_COS * heights[k] * heights[j]:
+            out.append(k)
+    return out
+
+
+def _down(quad: npt.NDArray[np.float32], turned: bool) -> npt.NDArray[np.float32]:
+    """The way from a piece's top edge to its bottom edge, read ``turned`` or not."""
+    q = rotate_quad(quad, 2) if turned else quad
+    down: npt.NDArray[np.float32] = (q[3] - q[0] + q[2] - q[1]) / 2
+    return down
+
+
 def _top(labels: tuple[str, ...], probs: npt.NDArray[np.float64]
          ) -> tuple[str, float, tuple[tuple[str, float], ...]]:
     """(label, confidence, top-``TOP_K`` alternatives) of one reading."""
@@ -618,6 +729,9 @@ def classify(image: Image, detections: Detections, *, game: str,
     balanced = apply_gains(image, white_gains(image))  # once per photo, by table lookup
     if deck is not None:  # the user's enrolled deck, mapped to the look the models know
         balanced = deck.correct(balanced)
+    if use_classifier:
+        detections = _split_pairs(balanced, detections, models_dir)
+        n = len(detections)
     quads = detections.quads.copy()
     labels: list[str | None] = list(detections.labels)
     confidences = detections.confidences.astype(np.float32).copy()
@@ -642,6 +756,11 @@ def classify(image: Image, detections: Detections, *, game: str,
                     label, conf, label is not None, alts)
             continue
         readings = _read_quads(model, balanced, starts)
+        if kind in PAIR_KINDS:  # a square-looking card read across its row: a quarter turn
+            turn = _across_neighbour(starts)
+            for k, reading in zip(turn, _read_quads(
+                    model, balanced, [rotate_quad(starts[k], 1) for k in turn]), strict=True):
+                starts[k], readings[k] = rotate_quad(starts[k], 1), reading
         retry = [k for k, r in enumerate(readings) if r.probs.max() < UNSURE]
         if retry and kind in RETRY_KINDS:  # unsure: read again through other outlines
             _read_again(model, balanced, starts, readings, [

@@ -151,3 +151,17 @@ def test_a_seat_marker_not_seen_leaves_its_kitty_to_its_seat() -> None:
                               players=scene.state["players"])
             assert read.state["kitties"] == nox_tops(scene.state), (scene.seed, dropped)
             assert any(str(dropped) in note for note in read.notes)
+
+
+def test_one_seat_marker_seen_names_every_kitty_clockwise() -> None:
+    """With one seat marker seen, the others' kitties follow it clockwise round the
+    photo (players sit in clockwise seat order), never the mirror order."""
+    found = [s for s in scenes("normal") if sum(m["id"] >= 10 for m in s.markers) >= 3
+             and all(s.state["kitties"].values())]
+    assert found
+    for scene in found:
+        for kept in (m for m in scene.markers if m["id"] >= 10):
+            read = read_state("nox", detections_from_scene(scene),
+                              image_shape=scene.image.shape, markers=[kept],
+                              players=scene.state["players"])
+            assert read.state["kitties"] == nox_tops(scene.state), (scene.seed, kept["id"])

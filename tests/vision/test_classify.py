@@ -282,3 +282,65 @@ def test_a_tile_outlined_a_fifth_off_is_read_through_its_fitted_outline(monkeypa
     assert seen >= 40
     assert fitted >= plain + 0.25 * seen, (fitted, plain, seen)
     assert fitted_wrong <= plain_wrong + 1
+
+
+def test_two_nox_cards_in_one_outline_are_read_as_two() -> None:
+    """The locator now and then outlines two touching cards of a kitty as one: such an
+    outline (far larger than its neighbours', squarer than a card) is read as its two
+    halves when both read sure the same way up; single cards are left whole."""
+    from companion.readers.truth import detections_from_scene
+    from companion.synth import render_scene
+
+    joined = 0
+    for seed in range(6):
+        scene = render_scene("nox", seed=seed, difficulty="easy")
+        truth = detections_from_scene(scene)
+        tops = [p for p in scene.pieces if p.kind == "nox_card" and p.top]
+        pair = next(((a, b) for a in tops for b in tops if a.owner == b.owner
+                     and b.stack == a.stack + 1 and a.label != b.label), None)
+        if pair is None or len(truth) < 4:
+            continue
+        a, b = pair
+        union = np.asarray([a.quad[0], b.quad[1], b.quad[2], a.quad[3]], np.float32)
+        keep = [i for i in truth if not any(np.allclose(truth.quads[i], p.quad)
+                                            for p in pair)]
+        rest = truth.select(keep)
+        found = Detections(np.concatenate([rest.quads, union[None]]),
+                           rest.kinds + ("nox_card",))
+        read = classify(scene.image, found, game="nox", ocr="off")
+        assert len(read) == len(found) + 1, seed
+        assert sorted(read.labels) == sorted(truth.labels), seed
+        whole = classify(scene.image, Detections(truth.quads, truth.kinds), game="nox",
+                         ocr="off")
+        assert len(whole) == len(truth), seed  # nothing else split
+        joined += 1
+    assert joined >= 3
+
+
+def test_a_square_looking_nox_card_is_read_along_its_row() -> None:
+    """A card squeezed square by the camera's tilt shows no axis of its own: read on its
+    side, a 3 is a sure 8. The neighbour lying beyond its top or bottom, not beside it,
+    says it lies a quarter turn round."""
+    from companion.readers.common import angle_diff, frame
+    from companion.readers.truth import detections_from_scene
+    from companion.synth import render_scene
+
+    tried = 0
+    for seed in range(8):
+        scene = render_scene("nox", seed=seed, difficulty="easy")
+        truth = detections_from_scene(scene)
+        rows = [i for i in truth if any(
+            j != i and np.linalg.norm(truth.quads[j].mean(0) - truth.quads[i].mean(0))
+            < 1.2 * np.linalg.norm(truth.quads[i][1] - truth.quads[i][0]) for j in truth)]
+        if not rows:
+            continue
+        i = rows[0]
+        q = truth.quads[i]
+        grow = (np.linalg.norm(q[3] - q[0]) / np.linalg.norm(q[1] - q[0]) - 1) / 2
+        wide = q + grow * np.array([q[0] - q[1], q[1] - q[0], q[2] - q[3], q[3] - q[2]])
+        quads = truth.quads.copy()
+        quads[i] = rotate_quad(wide, 1)  # square, starting at a side: read on its side
+        read = classify(scene.image, Detections(quads, truth.kinds), game="nox", ocr="off")
+        assert angle_diff(frame(read.quads[i]).down_angle, frame(q).down_angle) < 0.5, seed
+        tried += 1
+    assert tried >= 4
