@@ -206,5 +206,33 @@ def test_motion_blurred_markers_are_found_on_a_second_sharpened_look() -> None:
     smear = np.zeros((7, 7), np.float32)
     smear[3, :] = 1 / 7
     blurred = cv2.filter2D(page, -1, smear)
-    assert _markers_in(blurred) == []
+    assert _markers_in(blurred)[0] == []
     assert [m.id for m in detect_markers(blurred)] == [10, 11]
+
+
+def _seats_with_one_blurred(blurred_id: int, sigma: float = 2.5) -> np.ndarray:
+    """Seat markers 10 and 12 (28 px) sharp, between them ``blurred_id`` out of focus."""
+    page = np.full((200, 420), 230, np.uint8)
+    for marker_id, x in ((10, 40), (blurred_id, 180), (12, 320)):
+        page[80:108, x:x + 28] = cv2.resize(marker_image(marker_id, 60), (28, 28),
+                                            interpolation=cv2.INTER_AREA)
+    page[60:130, 160:240] = cv2.GaussianBlur(page[60:130, 160:240], (0, 0), sigma)
+    return page
+
+
+def test_a_seat_marker_too_blurred_to_read_is_matched_by_its_pattern() -> None:
+    """Seat 11 between 10 and 12, blurred past reading its bits (neither the first nor
+    the sharpened look reads it): the square the detector rejected is matched against
+    the seats' patterns and found; a blurred marker we never print (17), or a blur past
+    telling any pattern, is not."""
+    from companion.calibration.markers import SHARPEN_SIGMA, _markers_in
+
+    page = _seats_with_one_blurred(11)
+    sharpened = cv2.addWeighted(page, 2.0, cv2.GaussianBlur(page, (0, 0), SHARPEN_SIGMA),
+                                -1.0, 0)
+    assert 11 not in {m.id for m in _markers_in(page)[0] + _markers_in(sharpened)[0]}
+    found = {m.id: m for m in detect_markers(page)}
+    assert sorted(found) == [10, 11, 12]
+    assert np.linalg.norm(found[11].centre - np.float32([194, 94])) < 3
+    assert sorted(m.id for m in detect_markers(_seats_with_one_blurred(17))) == [10, 12]
+    assert sorted(m.id for m in detect_markers(_seats_with_one_blurred(11, 6.0))) == [10, 12]
