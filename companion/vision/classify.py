@@ -582,6 +582,35 @@ BOARD_ROWS = (0.28, 0.87)
 last (green) row of cells, as companion.readers.catbox lays the grid out."""
 
 
+def _boards_upright(balanced: Image, detections: Detections) -> Detections:
+    """Each research board turned upright and fitted to its cells (``orient_board``, from
+    the locator's other outlines too), and the tokens the circle search missed found in
+    its cells' middles (``locate.tokens_in_cells``), added unread."""
+    boards = [i for i in detections if detections.kinds[i] == "catbox_board"]
+    if not boards:
+        return detections
+    from companion.vision.locate import tokens_in_cells
+
+    quads = detections.quads.copy()
+    oriented = list(detections.oriented)
+    confidences = detections.confidences.astype(np.float32).copy()
+    others = detections.data.get("other_outlines") or ((),) * len(detections)
+    tokens = [detections.quads[i] for i in detections if detections.kinds[i] == "token"]
+    more: list[npt.NDArray[np.float32]] = []
+    for i in boards:
+        quads[i], sure = orient_board(balanced, quads[i], starts=others[i])
+        oriented[i] = True
+        confidences[i] = max(float(confidences[i]), sure)
+        more += tokens_in_cells(balanced, quads[i], tokens + more)
+    upright = detections.with_fields(quads=quads, oriented=tuple(oriented),
+                                     confidences=confidences)
+    if not more:
+        return upright
+    return Detections.concat([upright, Detections(
+        np.asarray(more, np.float32), ("token",) * len(more),
+        confidences=np.ones(len(more), np.float32))])
+
+
 def orient_board(balanced: Image, quad: npt.NDArray[np.float32], *,
                  starts: Sequence[npt.NDArray[np.float32]] = ()
                  ) -> tuple[npt.NDArray[np.float32], float]:
@@ -732,6 +761,8 @@ def classify(image: Image, detections: Detections, *, game: str,
     if use_classifier:
         detections = _split_pairs(balanced, detections, models_dir)
         n = len(detections)
+    detections = _boards_upright(balanced, detections)
+    n = len(detections)
     quads = detections.quads.copy()
     labels: list[str | None] = list(detections.labels)
     confidences = detections.confidences.astype(np.float32).copy()
@@ -803,10 +834,6 @@ def classify(image: Image, detections: Detections, *, game: str,
             confidences[i] = min(float(confidences[i]), certainty)
         data["edge"] = tuple(edges)
     others = data.get("other_outlines") or ((),) * n  # the locator's other outlines
-    for i in (i for i in range(n) if detections.kinds[i] == "catbox_board"):
-        quads[i], sure = orient_board(balanced, quads[i], starts=others[i])
-        oriented[i] = True
-        confidences[i] = max(float(confidences[i]), sure)
     sheet_rows = [i for i in range(n) if detections.kinds[i] == "qwixx_sheet"]
     if sheet_rows:  # box by box: crossed or not (companion.vision.sheet)
         from companion.vision.sheet import read_sheet

@@ -108,3 +108,21 @@ def test_fit_board_to_cells_mends_a_short_outline() -> None:
         worst = float(np.linalg.norm(fitted - truth, axis=1).max()) / _cell_width(truth)
         mended += worst < 0.15
     assert mended >= 5
+
+
+def test_tokens_the_circles_missed_are_found_in_their_cells() -> None:
+    """Each token read on the board, left out of what was found, is found again in its
+    cell's middle by ``tokens_in_cells``; with every token given, no empty cell is taken
+    for a token."""
+    from companion.vision.locate import tokens_in_cells
+
+    for seed in (61000, 61001, 61002):
+        scene = render_scene("catbox", seed=seed, difficulty="normal")
+        found = read_image(scene.image, game="catbox").detections
+        board = next(found.quads[i] for i in found if found.kinds[i] == "catbox_board")
+        tokens = [found.quads[i] for i in found if found.kinds[i] == "token"]
+        assert tokens_in_cells(scene.image, board, tokens) == []
+        for k in range(0, len(tokens), 3):
+            again = tokens_in_cells(scene.image, board, tokens[:k] + tokens[k + 1:])
+            assert len(again) == 1, (seed, k)
+            assert np.linalg.norm(again[0].mean(axis=0) - tokens[k].mean(axis=0)) < 6
