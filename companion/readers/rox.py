@@ -232,8 +232,9 @@ def _rows(frames: dict[int, Frame], cards: list[int], oriented: bool = True
     A card in a row touches cards along one of its axes only (``_one_axis``)."""
     def near(a: int, b: int) -> tuple[int, float] | None:
         """(the axis of ``a``'s frame along which ``b`` lies beside it, how far from
-        snug: off one card size along plus off the line across), or None."""
-        x, y = frames[a].local(frames[b].centre)
+        snug: off one card size along plus off the line across), or None. Distances are
+        in the two cards' mean size (``_pair_frame``)."""
+        x, y = _pair_frame(frames[a], frames[b]).local(frames[b].centre)
         if TOUCH[0] <= abs(x) <= TOUCH[1] and abs(y) <= ACROSS:
             return 0, abs(abs(x) - 1.0) + abs(y)
         if not oriented and TOUCH[0] <= abs(y) <= TOUCH[1] and abs(x) <= ACROSS:
@@ -253,6 +254,20 @@ def _rows(frames: dict[int, Frame], cards: list[int], oriented: bool = True
             right = _photo_right([frames[i].centre for i in row])
         rows.append(sorted(row, key=lambda i: float(frames[i].centre @ right)))
     return rows
+
+
+def _pair_frame(a: Frame, b: Frame) -> Frame:
+    """``a``'s frame with each side the mean of ``a``'s and ``b``'s extent along it (``b``'s
+    side nearer that direction): in a tilted photo, or with one outline located a little
+    small, neighbours differ in size, and a gap measured in the smaller card's own sides
+    looks wider than it is."""
+    def mean_side(side: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        length = float(np.linalg.norm(side))
+        unit = side / max(length, 1e-9)
+        other = max(abs(float(b.right @ unit)), abs(float(b.down @ unit)))
+        return np.asarray(side * (length + other) / 2 / max(length, 1e-9), np.float64)
+
+    return Frame(a.centre, mean_side(a.right), mean_side(a.down))
 
 
 def _one_axis(cards: list[int], near: Callable[[int, int], tuple[int, float] | None]

@@ -146,6 +146,22 @@ def test_rows_at_a_slight_angle_stay_apart() -> None:
     assert not split
 
 
+def test_a_card_located_small_stays_in_its_row() -> None:
+    """Neighbours are measured in the pair's mean size: a card whose outline is located
+    a quarter small (or lies farther from the camera) still touches its neighbours."""
+    found = [s for s in scenes("normal") if s.camera["markers"]]
+    assert found
+    for scene in found:
+        truth = detections_from_scene(scene)
+        quads = truth.quads.copy()
+        for k, i in enumerate(i for i, kind in enumerate(truth.kinds) if kind == "rox_card"):
+            if k % 2:
+                centre = quads[i].mean(axis=0)
+                quads[i] = centre + (quads[i] - centre) * 0.75
+        read = read_scene(scene, truth.with_fields(quads=quads))
+        assert compare(scene, read).state, scene.seed
+
+
 def test_rows_whose_links_hold_both_ways_start_at_their_outer_end() -> None:
     """Without seat markers, a row whose links hold as many both ways (two cards each
     the other's most frequent element) starts at its end farther from the middle of the
