@@ -239,6 +239,39 @@ def test_a_rox_card_outlined_askew_is_searched_for(monkeypatch) -> None:
     assert fitted[1] <= 0.03 * len(cards)
 
 
+def test_a_rox_card_read_fairly_sure_is_searched_for_too(monkeypatch) -> None:
+    """A card read fairly sure (0.5-0.8) through a located outline a few pixels off can
+    have one symbol wrong: it is searched for too, and its surer reading is right. On
+    these photos each such card read sure and wrong when only unsure cards were."""
+    from companion.synth import render_scene
+    from companion.vision import classify as module
+    from companion.vision.colour import apply_gains, white_gains
+    from companion.vision.segment import locate_learned
+
+    photos = []
+    for seed in (61216, 61305, 61321):
+        scene = render_scene("rox", seed=seed, difficulty="normal")
+        found = locate_learned(scene.image, game="rox")
+        truth = [p for p in scene.pieces if p.kind == "rox_card" and not p.covered]
+        pairs = [(q, max(truth, key=lambda p, q=q: quad_iou(p.quad, q)))
+                 for q, kind in zip(found.quads, found.kinds, strict=True)
+                 if kind == "rox_card"]
+        photos.append((apply_gains(scene.image, white_gains(scene.image)), pairs))
+
+    def sure_and_wrong() -> int:
+        wrong = 0
+        for balanced, pairs in photos:
+            read = module.read_rox_edges(balanced, np.array([q for q, _ in pairs]),
+                                         module.MODELS_DIR)
+            wrong += sum(sure >= 0.5 and counts != {e: p.edge.get(e, 0) for e in counts}
+                         for (counts, sure), (_, p) in zip(read, pairs, strict=True))
+        return wrong
+
+    assert sure_and_wrong() == 0
+    monkeypatch.setattr(module, "EDGE_SEARCH_BELOW", module.MIN_CONFIDENCE)
+    assert sure_and_wrong() >= 2
+
+
 def test_a_rox_card_outlined_narrow_as_a_scoring_card_is_read_as_an_element_card(
         monkeypatch) -> None:
     """The locator tells Rox element and scoring cards apart by shape: an element card
