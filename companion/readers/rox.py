@@ -230,14 +230,16 @@ def _rows(frames: dict[int, Frame], cards: list[int], oriented: bool = True
     square cards read without an orientation may touch along either axis, and their
     rows run left to right in the photo (a seat marker then decides the first card).
     A card in a row touches cards along one of its axes only (``_one_axis``)."""
-    def near(a: int, b: int) -> tuple[int, float] | None:
+    def near(a: int, b: int) -> tuple[int, float, bool] | None:
         """(the axis of ``a``'s frame along which ``b`` lies beside it, how far from
-        snug: off one card size along plus off the line across), or None."""
-        x, y = frames[a].local(frames[b].centre)
+        snug: off one card size along plus off the line across, whether on the axis's
+        positive side), or None. Distances are in the two cards' mean size
+        (``_pair_frame``)."""
+        x, y = _pair_frame(frames[a], frames[b]).local(frames[b].centre)
         if TOUCH[0] <= abs(x) <= TOUCH[1] and abs(y) <= ACROSS:
-            return 0, abs(abs(x) - 1.0) + abs(y)
+            return 0, abs(abs(x) - 1.0) + abs(y), x > 0
         if not oriented and TOUCH[0] <= abs(y) <= TOUCH[1] and abs(x) <= ACROSS:
-            return 1, abs(abs(y) - 1.0) + abs(x)
+            return 1, abs(abs(y) - 1.0) + abs(x), y > 0
         return None
 
     kept = _one_axis(cards, near)
@@ -255,22 +257,47 @@ def _rows(frames: dict[int, Frame], cards: list[int], oriented: bool = True
     return rows
 
 
-def _one_axis(cards: list[int], near: Callable[[int, int], tuple[int, float] | None]
+def _pair_frame(a: Frame, b: Frame) -> Frame:
+    """``a``'s frame with each side the mean of ``a``'s and ``b``'s extent along it (``b``'s
+    side nearer that direction): in a tilted photo, or with one outline located a little
+    small, neighbours differ in size, and a gap measured in the smaller card's own sides
+    looks wider than it is."""
+    def mean_side(side: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        length = float(np.linalg.norm(side))
+        unit = side / max(length, 1e-9)
+        other = max(abs(float(b.right @ unit)), abs(float(b.down @ unit)))
+        return np.asarray(side * (length + other) / 2 / max(length, 1e-9), np.float64)
+
+    return Frame(a.centre, mean_side(a.right), mean_side(a.down))
+
+
+def _one_axis(cards: list[int],
+              near: Callable[[int, int], tuple[int, float, bool] | None]
               ) -> set[tuple[int, int]]:
     """The pairs of cards (both ways) that touch in a row: pairs that lie beside each
-    other seen from both (``near``), taken snuggest first, each kept only if it runs
-    along the axis each card's earlier links took. Two rows at a slight angle to each
-    other come within a card's reach at one end; those cards lie beside each other
-    across their rows' axis, and are not linked."""
+    other seen from both (``near``), each kept only if it runs along the axis each
+    card's earlier links took. Pairs that carry a line on are taken first (one of the
+    two cards has a neighbour on its other side along the same axis: a row is straight),
+    then the rest, snuggest first. Two rows at a slight angle to each other come within
+    a card's reach at one end, and two rows laid side by side touch all along; such
+    cards lie beside each other across their rows' axis, and are not linked."""
     pairs = []
+    sides: dict[tuple[int, int], set[bool]] = {}  # (card, axis) -> sides with a neighbour
     for k, a in enumerate(cards):
         for b in cards[k + 1:]:
             ab, ba = near(a, b), near(b, a)
             if ab is not None and ba is not None:
                 pairs.append((ab[1] + ba[1], a, b, ab[0], ba[0]))
+                sides.setdefault((a, ab[0]), set()).add(ab[2])
+                sides.setdefault((b, ba[0]), set()).add(ba[2])
+
+    def carries_on(pair: tuple[float, int, int, int, int]) -> bool:
+        _, a, b, along_a, along_b = pair
+        return len(sides[a, along_a]) == 2 or len(sides[b, along_b]) == 2
+
     axis: dict[int, int] = {}
     kept: set[tuple[int, int]] = set()
-    for _, a, b, along_a, along_b in sorted(pairs):
+    for _, a, b, along_a, along_b in sorted(pairs, key=lambda p: (not carries_on(p), p)):
         if axis.get(a, along_a) == along_a and axis.get(b, along_b) == along_b:
             axis[a], axis[b] = along_a, along_b
             kept |= {(a, b), (b, a)}

@@ -437,7 +437,8 @@ of scales and turns: one unsure fewer, one sure and wrong more."""
 
 
 EDGE_SEARCH_CARDS = 6
-"""At most this many cards a photo are searched for, the surest first (each costs 40
+"""At most this many cards a photo are searched for, the unsure ones first and the surest
+first among those as among the rest (each costs 40
 readings of 16 symbols): a photo's time stays bounded however many cards it leaves
 unsure. On hard rendered scenes (seeds 60000-60029, 382 located cards) the edge reading
 took 125 ms a photo with the nudges before the search and 200 ms with it (101 -> 87
@@ -451,6 +452,14 @@ surer cards keep their reading, and the photo its time (on 391 located cards, fi
 every card or only those below 0.8 gave the same counts; below 0.7 made one sure and
 wrong. With the search after it, on 1548 located cards, 0.8 and 0.9 gave the same
 counts, 0.8 about 8 ms a photo sooner)."""
+EDGE_SEARCH_BELOW = 0.8
+"""Cards still read less sure than this after the fit are searched for (``_edge_search``),
+those under ``MIN_CONFIDENCE`` first: a card read fairly sure through an outline a few
+pixels off can have one symbol wrong, and the search finds a surer reading of it. On
+the located cards of rendered seeds 61200-61239 and 61300-61339 (normal), searching
+from 0.8 rather than from 0.5: sure and wrong 5 -> 1, sure and exact 1019 -> 1023,
+photos read exactly 56 -> 60 of 80; the edge reading took about 4 % more time a photo
+(hard: 11-17 %). From 0.9: 61 photos, 25-45 % more time."""
 EDGE_FITS = 3
 """The best fitted outlines read for such a card (``fit_card_outline``): where a seam is
 faint the second or third fit can be the card's own. On 390 located cards (seeds
@@ -471,8 +480,8 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
     ``EDGE_FITS`` best fits), and the surest reading kept: an outline a few pixels off
     cuts every symbol's patch askew. (On 390 located cards, rendered seeds
     60000-60029, with small nudges after it: sure and exact 317 -> 371, sure and wrong
-    2 -> 1.) A card still unsure is searched for from both outlines
-    (``_edge_search``), and the surest reading kept if it reaches
+    2 -> 1.) A card still less sure than ``EDGE_SEARCH_BELOW`` is searched for from
+    both outlines (``_edge_search``), and the surest reading kept if it reaches
     ``EDGE_NUDGED_SURE``. (Reading each card at its four quarter turns and averaging was
     tried: on 590 located cards it gained one exact card and cost 30 ms a photo.)"""
     model = load_model("rox_edge", models_dir)
@@ -488,13 +497,64 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
     for (k, _), reading in zip(tried, _edge_readings(model, balanced, [f for _, f in tried]),
                                strict=True):
         out[k] = max(out[k], reading, key=lambda r: r[1])
-    unsure = sorted((k for k, (_, sure) in enumerate(out) if sure < MIN_CONFIDENCE),
-                    key=lambda k: -out[k][1])[:EDGE_SEARCH_CARDS]
+    unsure = sorted((k for k, (_, sure) in enumerate(out) if sure < EDGE_SEARCH_BELOW),
+                    key=lambda k: (out[k][1] >= MIN_CONFIDENCE, -out[k][1]))[:EDGE_SEARCH_CARDS]
     for k, best in zip(unsure, _edge_search(model, balanced, [
             [quads[k], *fitted.get(k, [])[:1]] for k in unsure]), strict=True):
         if best[1] >= EDGE_NUDGED_SURE and best[1] > out[k][1]:
             out[k] = best
     return out
+
+
+ELEMENT_EDGES_SURE = 0.7
+"""A piece the locator judged a Rox scoring card by its shape is an element card when its
+16 edge symbols read at least this sure through one of its outlines fitted square (the
+best of a few readings, as ``EDGE_NUDGED_SURE``): a scoring card shows no edge symbols,
+an element card partly covered too few. Of the located scoring cards on rendered seeds
+61200-61239 and 61300-61339 (normal) and 61200-61239 (hard), no real one read above
+0.05; of the element cards judged scoring, the whole ones whose outline was not a
+fragment read 0.57-0.99 (4 of 5 at 0.7 or more), every covered one below 0.05."""
+
+
+ELEMENT_CHECK_REACH = 1.5
+"""Only a scoring card within this many element-card sides of an element card's centre
+is checked (``_element_cards_by_edges``): scoring cards lie apart from the rows, and
+fitting an outline costs a few milliseconds a card."""
+
+
+def _element_cards_by_edges(balanced: Image, detections: Detections, models_dir: Path
+                            ) -> Detections:
+    """``detections`` with each Rox scoring card against an element card
+    (``ELEMENT_CHECK_REACH``) whose edge symbols read sure through its outline fitted
+    square (``ELEMENT_EDGES_SURE``) turned into an element card with that outline: the
+    locator judges the two kinds by shape alone (44×68 mm beside 68×68), and a square
+    card's outline located a little narrow looks like a scoring card's."""
+    cards = [i for i, kind in enumerate(detections.kinds) if kind == "rox_card"]
+    centres = detections.quads.mean(axis=1)
+    sides = np.array([float(np.mean(np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)))
+                      for q in detections.quads])
+    scoring = [i for i, kind in enumerate(detections.kinds) if kind == "rox_scoring"
+               and any(np.linalg.norm(centres[i] - centres[j]) <= ELEMENT_CHECK_REACH * sides[j]
+                       for j in cards)]
+    if not scoring:
+        return detections
+    model = load_model("rox_edge", models_dir)
+    smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
+    square = piece_aspect("rox_card")
+    tried = [(i, fit) for i in scoring for fit in fit_card_outline(
+        smooth, detections.quads[i], aspect=square, count=EDGE_FITS)]
+    best: dict[int, tuple[float, npt.NDArray[np.float32]]] = {}
+    for (i, fit), (_, sure) in zip(tried, _edge_readings(model, balanced,
+                                                          [f for _, f in tried]), strict=True):
+        if sure >= ELEMENT_EDGES_SURE and sure > best.get(i, (0.0, fit))[0]:
+            best[i] = (sure, fit)
+    if not best:
+        return detections
+    kinds = list(detections.kinds)
+    quads = detections.quads.copy()
+    for i, (_, fit) in best.items():
+        kinds[i], quads[i] = "rox_card", fit
+    return detections.with_fields(kinds=tuple(kinds), quads=quads)
 
 
 def _edge_search(model: Model, balanced: Image, outlines: list[list[npt.NDArray[np.float32]]]
@@ -760,7 +820,8 @@ def classify(image: Image, detections: Detections, *, game: str,
         balanced = deck.correct(balanced)
     if use_classifier:
         detections = _split_pairs(balanced, detections, models_dir)
-        n = len(detections)
+    if use_classifier and available_model("rox_edge", models_dir):
+        detections = _element_cards_by_edges(balanced, detections, models_dir)
     detections = _boards_upright(balanced, detections)
     n = len(detections)
     quads = detections.quads.copy()

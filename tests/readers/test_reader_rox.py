@@ -146,6 +146,22 @@ def test_rows_at_a_slight_angle_stay_apart() -> None:
     assert not split
 
 
+def test_a_card_located_small_stays_in_its_row() -> None:
+    """Neighbours are measured in the pair's mean size: a card whose outline is located
+    a quarter small (or lies farther from the camera) still touches its neighbours."""
+    found = [s for s in scenes("normal") if s.camera["markers"]]
+    assert found
+    for scene in found:
+        truth = detections_from_scene(scene)
+        quads = truth.quads.copy()
+        for k, i in enumerate(i for i, kind in enumerate(truth.kinds) if kind == "rox_card"):
+            if k % 2:
+                centre = quads[i].mean(axis=0)
+                quads[i] = centre + (quads[i] - centre) * 0.75
+        read = read_scene(scene, truth.with_fields(quads=quads))
+        assert compare(scene, read).state, scene.seed
+
+
 def test_rows_whose_links_hold_both_ways_start_at_their_outer_end() -> None:
     """Without seat markers, a row whose links hold as many both ways (two cards each
     the other's most frequent element) starts at its end farther from the middle of the
@@ -226,3 +242,21 @@ def test_a_narrow_card_against_a_rows_end_is_not_read_as_a_scoring_card() -> Non
     assert not any(u.get("piece") == len(dets) for u in apart.unknown)
     assert sorted(apart.state["scoring_cards"]) == sorted([*scene.state["scoring_cards"], 6])
     assert apart.state["rows"] == scene.state["rows"]
+
+
+def test_rows_laid_side_by_side_are_not_read_across() -> None:
+    """Two rows laid touching side by side: each card's neighbour across can lie nearer
+    than its neighbours along. A link that carries its row's line on is taken first."""
+    from companion.readers.common import frame
+    from companion.readers.rox import _rows
+
+    side, along, across = 50.0, 53.0, 51.5  # across snugger than along
+    quads = {}
+    for r in range(2):
+        for k in range(3):
+            x, y = k * along, r * across
+            quads[3 * r + k] = np.float32([[x, y], [x + side, y], [x + side, y + side],
+                                           [x, y + side]])
+    frames = {i: frame(q) for i, q in quads.items()}
+    rows = _rows(frames, list(quads), oriented=False)
+    assert sorted(rows) == [[0, 1, 2], [3, 4, 5]]
