@@ -690,8 +690,74 @@ def classify(image: Image, detections: Detections, *, game: str,
     read = detections.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
                                   oriented=tuple(oriented), data=data)
     if game == "nummix":
+        if use_classifier and available_model("nummix_tile", models_dir):
+            read = _split_pairs(read, balanced, load_model("nummix_tile", models_dir))
         read = _feet_on_ledges(read, balanced, models_dir if use_classifier else None)
     return read
+
+
+PAIR_AREA = (1.6, 2.6)
+"""An unsure Nummix tile this many times the median area of the tiles near it
+(``PAIR_NEAR``) may be two touching tiles the locator took for one."""
+PAIR_NEAR = 2.5
+"""Tiles whose centre lies within this many of the outline's long side count as near."""
+
+
+def _split_pairs(read: Detections, balanced: Image, model: Model) -> Detections:
+    """Unsure Nummix tiles that are two tiles' area (``PAIR_AREA``) cut in two across
+    their long side, kept so if both halves are read sure: two touching tiles with a
+    faint seam come out of the locator as one outline, read unsure."""
+    tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
+    if len(tiles) < 3:
+        return read
+    quads = read.quads[tiles].astype(np.float64)
+    centres = quads.mean(axis=1)
+    areas = np.abs(np.array([cv2.contourArea(q.astype(np.float32)) for q in quads]))
+    halves: dict[int, list[npt.NDArray[np.float32]]] = {}
+    for k, i in enumerate(tiles):
+        if float(read.confidences[i]) >= UNSURE:
+            continue
+        q = quads[k]
+        sides = np.linalg.norm(np.roll(q, -1, axis=0) - q, axis=1)
+        distance = np.linalg.norm(centres - centres[k], axis=1)
+        near = (distance > 0) & (distance <= PAIR_NEAR * sides.max())
+        if near.sum() < 2:
+            continue
+        ratio = areas[k] / max(float(np.median(areas[near])), 1.0)
+        if not PAIR_AREA[0] <= ratio <= PAIR_AREA[1]:
+            continue
+        q = q if sides[0] + sides[2] >= sides[1] + sides[3] else np.roll(q, -1, axis=0)
+        top, bottom = (q[0] + q[1]) / 2, (q[2] + q[3]) / 2  # across the long sides' middles
+        halves[i] = [np.array([q[0], top, bottom, q[3]], np.float32),
+                     np.array([top, q[1], q[2], bottom], np.float32)]
+    if not halves:
+        return read
+    starts = [portrait_first(h, model.size) for pair in halves.values() for h in pair]
+    readings = _read_quads(model, balanced, starts)
+    split = [i for n, i in enumerate(halves)
+             if min(r.probs.max() for r in readings[2 * n:2 * n + 2]) >= UNSURE]
+    if not split:
+        return read
+    parts = []
+    for n, i in enumerate(halves):
+        if i not in split:
+            continue
+        quads_i, labels, confs, alts = [], [], [], []
+        for start, reading in zip(starts[2 * n:2 * n + 2], readings[2 * n:2 * n + 2],
+                                  strict=True):
+            quads_i.append(rotate_quad(start, 2) if reading.turned else start)
+            label, conf, alt = _top(model.labels, reading.probs)
+            labels.append(label)
+            confs.append(conf)
+            alts.append(alt)
+        parts.append(Detections(np.asarray(quads_i, np.float32), ("nummix_tile",) * 2,
+                                labels=tuple(labels),
+                                confidences=np.asarray(confs, np.float32),
+                                oriented=(True, True),
+                                data={"alternatives": tuple(alts),
+                                      "second_opinion": (False, False)}))
+    kept = read.select([i for i in read if i not in split])
+    return Detections.concat([kept, *parts])
 
 
 def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None

@@ -282,3 +282,36 @@ def test_a_tile_outlined_a_fifth_off_is_read_through_its_fitted_outline(monkeypa
     assert seen >= 40
     assert fitted >= plain + 0.25 * seen, (fitted, plain, seen)
     assert fitted_wrong <= plain_wrong + 1
+
+
+def test_two_touching_tiles_outlined_as_one_are_cut_in_two() -> None:
+    """Two tiles side by side whose seam the locator missed come as one outline of two
+    tiles' area, read unsure: it is cut in two, and each half read surely."""
+    from companion.synth import render_scene
+
+    pairs = right = 0
+    for seed in (7400, 7401, 7402, 7403):
+        scene = render_scene("nummix", seed=seed, difficulty="easy")
+        tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered
+                 and p.visible_fraction > 0.99 and not p.extra.get("standing")]
+        quads = [np.asarray(p.quad, np.float32) for p in tiles]
+        side = float(np.median([np.linalg.norm(q[1] - q[0]) for q in quads]))
+        pair = next(((a, b) for a in range(len(tiles)) for b in range(len(tiles))
+                     if np.linalg.norm(quads[a][1] - quads[b][0]) < 0.1 * side
+                     and np.linalg.norm(quads[a][2] - quads[b][3]) < 0.1 * side), None)
+        if pair is None:
+            continue
+        a, b = pair
+        merged = np.array([quads[a][0], quads[b][1], quads[b][2], quads[a][3]], np.float32)
+        rest = [q for k, q in enumerate(quads) if k not in pair]
+        found = Detections(np.array([merged, *rest]), ("nummix_tile",) * (len(rest) + 1))
+        read = classify(scene.image, found, game="nummix", ocr="off")
+        pairs += 1
+        assert len(read) == len(found) + 1
+        centres = read.quads.mean(axis=1)
+        for k in pair:
+            near = int(np.argmin(np.linalg.norm(centres - quads[k].mean(axis=0), axis=1)))
+            right += (read.labels[near] == tiles[k].label
+                      and float(read.confidences[near]) >= 0.8)
+    assert pairs >= 3
+    assert right >= 2 * pairs - 1, (right, pairs)
