@@ -185,32 +185,50 @@ def _bands(image: npt.NDArray[np.uint8], pieces: npt.NDArray[np.int32],
     free = owner[:, :nb] == 0
     table_ok = owner[:, nb:nb + nr] == 0
     face_ok = owner[:, nb + nr:] == owners[:, None]
-    light = lab[..., 0]
+    def median(part: slice, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+        """Each quad's median colour (m, 3) over its samples ``part`` where ``mask``."""
+        return _quantile(lab[:, part], mask, 0.5)
+
+    half = nb // 2  # the inner depths come first
+    quarter = ALONG * (len(depth) // 4)  # the inner half's own inner and outer depths
+    colour = median(slice(0, nb), free)
+    table = median(slice(nb, nb + nr), table_ok)
+    inner, outer = median(slice(0, half), free[:, :half]), median(slice(half, nb), free[:, half:])
+    innermost = median(slice(0, quarter), free[:, :quarter])
+    next_out = median(slice(quarter, half), free[:, quarter:half])
+    face_light = np.maximum(_quantile(lab[:, nb + nr:, :1], face_ok, 0.75)[:, 0], 1.0)
+    per_depth = free.reshape(len(q), len(depth), ALONG).sum(axis=2).min(axis=1)
+    measured = ((tall[:, 0] >= 4) & (wide[:, 0] >= 4) & (per_depth >= ALONG // 2)
+                & (table_ok.sum(axis=1) >= 5) & (face_ok.sum(axis=1) >= 5))
     out: list[FrontBand | None] = []
     for m in range(len(q)):
-        per_depth = free[m].reshape(len(depth), ALONG).sum(axis=1)
-        if (tall[m, 0] < 4 or wide[m, 0] < 4 or per_depth.min() < ALONG // 2
-                or table_ok[m].sum() < 5 or face_ok[m].sum() < 5):
+        if not measured[m]:
             out.append(None)
             continue
-        seen = lab[m, :nb][free[m]]
-        colour = np.median(seen, axis=0)
-        table = np.median(lab[m, nb:nb + nr][table_ok[m]], axis=0)
-        face_light = max(float(np.percentile(light[m, nb + nr:][face_ok[m]], 75)), 1.0)
-        half = nb // 2  # the inner depths come first
-        inner_light = float(np.median(light[m, :half][free[m, :half]]))
-        outer_light = float(np.median(light[m, half:nb][free[m, half:nb]]))
-        near = np.median(lab[m, :half][free[m, :half]], axis=0)
-        quarter = ALONG * (len(depth) // 4)  # the inner half's own inner and outer depths
-        near_rise = (float(np.median(light[m, quarter:half][free[m, quarter:half]]))
-                     - float(np.median(light[m, :quarter][free[m, :quarter]])))
-        out.append(FrontBand(contrast=float(np.linalg.norm(colour - table)),
-                             darkness=float(colour[0]) / face_light,
-                             rise=(outer_light - inner_light) / face_light,
+        out.append(FrontBand(contrast=float(np.linalg.norm(colour[m] - table[m])),
+                             darkness=float(colour[m, 0] / face_light[m]),
+                             rise=float((outer[m, 0] - inner[m, 0]) / face_light[m]),
                              covered=1.0 - float(free[m].mean()),
-                             near_contrast=float(np.linalg.norm(near - table)),
-                             near_darkness=float(near[0]) / face_light,
-                             near_rise=near_rise / face_light))
+                             near_contrast=float(np.linalg.norm(inner[m] - table[m])),
+                             near_darkness=float(inner[m, 0] / face_light[m]),
+                             near_rise=float((next_out[m, 0] - innermost[m, 0])
+                                             / face_light[m])))
+    return out
+
+
+def _quantile(values: npt.NDArray[np.float64], mask: npt.NDArray[np.bool_], q: float
+              ) -> npt.NDArray[np.float64]:
+    """Per row of ``values`` (m, k, c), the ``q`` quantile (linear, as ``np.quantile``)
+    of the samples where ``mask`` (m, k); NaN for a row with none. All rows at once."""
+    ordered = np.sort(np.where(mask[..., None], values, np.inf), axis=1)  # unmasked last
+    rank = q * np.maximum(mask.sum(axis=1) - 1, 0)
+    low = np.floor(rank).astype(np.int64)
+    high = np.ceil(rank).astype(np.int64)
+    rows = np.arange(len(values))
+    below, above = ordered[rows, low], ordered[rows, high]
+    with np.errstate(invalid="ignore"):
+        out: npt.NDArray[np.float64] = below + (rank - low)[:, None] * (above - below)
+    out[~mask.any(axis=1)] = np.nan
     return out
 
 
