@@ -315,3 +315,27 @@ def test_two_touching_tiles_outlined_as_one_are_cut_in_two() -> None:
                       and float(read.confidences[near]) >= 0.8)
     assert pairs >= 3
     assert right >= 2 * pairs - 1, (right, pairs)
+
+
+def test_a_fingertip_taken_for_a_tile_is_dropped() -> None:
+    """A pink patch of skin outlined as a tile reads unsure and its face is unlike the
+    photo's tiles': it is dropped, and every real tile kept."""
+    import cv2
+
+    from companion.synth import render_scene
+
+    scene = render_scene("nummix", seed=7400, difficulty="easy")
+    tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered
+             and p.visible_fraction > 0.99]
+    quads = np.array([np.asarray(p.quad, np.float32) for p in tiles])
+    side = quads[0, 1] - quads[0, 0]
+    down = quads[0, 3] - quads[0, 0]
+    image = scene.image.copy()
+    corner = np.float32([30, 30])
+    finger = np.array([corner, corner + side, corner + side + down, corner + down])
+    cv2.fillConvexPoly(image, np.round(finger).astype(np.int32), (150, 160, 215))  # skin
+    found = Detections(np.array([*quads, finger]), ("nummix_tile",) * (len(tiles) + 1))
+    read = classify(image, found, game="nummix", ocr="off")
+    assert len(read) == len(tiles)
+    centres = read.quads.mean(axis=1)
+    assert np.linalg.norm(centres - finger.mean(axis=0), axis=1).min() > 5
