@@ -798,6 +798,36 @@ def _split_pairs(read: Detections, balanced: Image, model: Model) -> Detections:
     return Detections.concat([kept, *parts])
 
 
+STANDING_SHEARS = (-1.0, -0.75, -0.5, -0.25, 0.25, 0.5, 0.75, 1.0)
+"""A tile standing on a rack, seen at a slant, is a parallelogram, its sides leaning
+along the rack; its located outline is a rectangle about it. An unsure standing tile
+is read again through parallelograms in the outline: its sides leaning by these shares
+of its height along its foot, the outline's length kept or shortened by the lean
+(``_sheared``). Kept if sure (``UNSURE``), the right way up and surer than before."""
+
+
+def _sheared(quad: npt.NDArray[np.float32], shear: float, *, narrowed: bool
+             ) -> npt.NDArray[np.float32]:
+    """The parallelogram about ``quad``'s centre with its top and foot along the quad's
+    and as far apart, its sides leaning by ``shear`` of that height along the foot; as
+    long as the quad, or (``narrowed``) shorter by the lean, so it spans the quad."""
+    q = np.asarray(quad, np.float64).reshape(4, 2)
+    right = ((q[1] - q[0]) + (q[2] - q[3])) / 2
+    down = ((q[3] - q[0]) + (q[2] - q[1])) / 2
+    length = max(float(np.linalg.norm(right)), 1e-9)
+    along = right / length
+    across = down - float(down @ along) * along
+    height = float(np.linalg.norm(across))
+    width = max(length - abs(shear) * height, 0.3 * length) if narrowed else length
+    side = across + shear * height * along
+    centre = q.mean(axis=0)
+    half = width / 2 * along
+    out: npt.NDArray[np.float32] = np.array(
+        [centre - half - side / 2, centre + half - side / 2, centre + half + side / 2,
+         centre - half + side / 2], np.float32)
+    return out
+
+
 def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
                     ) -> Detections:
     """Nummix tiles get the band at each one's foot (``data["front"]``: a rack's ledge or
@@ -805,8 +835,9 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
     tile with a ledge along a side instead stands on it, read a quarter turn off: it is
     read again standing on the ledge, and kept so if that reading is surer than the
     first and the right way up (the ledge is the evidence; an unsure reading is still
-    reported unsure)."""
-    from companion.vision.standing import front_bands, ledge_sides, piece_map
+    reported unsure). An unsure tile standing on a ledge (at its foot or along a side)
+    is also read through parallelograms in its outline (``STANDING_SHEARS``)."""
+    from companion.vision.standing import front_bands, is_ledge, ledge_sides, piece_map
 
     pieces = piece_map(balanced, read)  # the same for the tiles turned below
     bands = front_bands(balanced, read, pieces=pieces)
@@ -814,22 +845,31 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
         return read.with_fields(data={**read.data, "front": bands, "head": front_bands(
             balanced, read, head=True, pieces=pieces)})
     sides = ledge_sides(balanced, read, bands, unsure_below=UNSURE, pieces=pieces)
-    if sides:
+    feet = {**{i: (0,) for i in read if read.kinds[i] == "nummix_tile"
+               and float(read.confidences[i]) < UNSURE and is_ledge([bands[i]])}, **sides}
+    if feet:  # the quarter turns that put a ledge at each standing tile's foot
         model = load_model("nummix_tile", models_dir)
         quads = read.quads.copy()
         labels = list(read.labels)
         confidences = read.confidences.copy()
         alternatives = list(read.data.get("alternatives", ((),) * len(read)))
-        standing = {i: rotate_quad(read.quads[i], turns) for i, turns in sides.items()}
-        for (i, quad), again in zip(standing.items(),
-                                    _read_quads(model, balanced, list(standing.values())),
-                                    strict=True):
-            if again.turned or again.probs.max() <= float(confidences[i]):
+        tries = [(i, turns[0], rotate_quad(read.quads[i], turns[0]), True)
+                 for i, turns in feet.items() if turns != (0,)]
+        tries += [(i, turns[0], _sheared(rotate_quad(read.quads[i], turns[0]), shear,
+                                         narrowed=narrowed), False)
+                  for i, turns in feet.items() for shear in STANDING_SHEARS
+                  for narrowed in (False, True)]
+        for (i, turn, _, plain), again in zip(tries, _read_quads(
+                model, balanced, [quad for _, _, quad, _ in tries]), strict=True):
+            upright = (turn + 2 * again.turned) % 4  # the reading's foot on a ledge
+            sure = float(again.probs.max())
+            if (upright not in feet[i] or sure <= float(confidences[i])
+                    or (not plain and sure < UNSURE)):
                 continue
-            quads[i] = quad
+            quads[i] = rotate_quad(read.quads[i], upright)
             labels[i], confidences[i], alternatives[i] = _top(model.labels, again.probs)
         if any(labels[i] != read.labels[i] or confidences[i] != read.confidences[i]
-               for i in standing):
+               for i in feet):
             read = read.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
                                     data={**read.data, "alternatives": tuple(alternatives)})
             bands = front_bands(balanced, read, pieces=pieces)

@@ -114,12 +114,13 @@ def is_ledge(bands: Sequence[FrontBand | None]) -> bool:
 
 def ledge_sides(image: npt.NDArray[np.uint8], detections: Detections,
                 bands: Sequence[FrontBand | None], *, unsure_below: float = 1.0,
-                pieces: npt.NDArray[np.int32] | None = None) -> dict[int, int]:
+                pieces: npt.NDArray[np.int32] | None = None) -> dict[int, tuple[int, ...]]:
     """Tiles read less sure than ``unsure_below`` with no ledge at their foot but one
-    along a side: index -> the quarter turns (1 or 3, ``rotate_quad``) that make that
-    side the foot. A tile standing on a rack, seen steeply from above, looks nearly
-    square, and its outline may start at a side (it is then read unsure); its foot is
-    where the ledge is."""
+    along a side: index -> the quarter turns (1, 3 or both, ``rotate_quad``) that make
+    such a side the foot. A tile standing on a rack, seen steeply from above, looks
+    nearly square, and its outline may start at a side (it is then read unsure); its
+    foot is where the ledge is (seen from above, the rack's dark back can lie along the
+    other side: then both)."""
     rows = [i for i, band in enumerate(bands) if detections.kinds[i] == "nummix_tile"
             and float(detections.confidences[i]) < unsure_below and not is_ledge([band])]
     if not rows:
@@ -130,10 +131,9 @@ def ledge_sides(image: npt.NDArray[np.uint8], detections: Detections,
     found = _bands(image, pieces, turned, np.repeat(np.array(rows) + 1, 2))
     out = {}
     for k, i in enumerate(rows):
-        for t, turns in enumerate((1, 3)):
-            if is_ledge([found[2 * k + t]]):
-                out[i] = turns
-                break
+        turns = tuple(t for n, t in enumerate((1, 3)) if is_ledge([found[2 * k + n]]))
+        if turns:
+            out[i] = turns
     return out
 
 
