@@ -594,7 +594,9 @@ def classify(image: Image, detections: Detections, *, game: str,
     higher than the chance that all 16 were read right. Qwixx sheets get ``data["boxes"]``:
     every box crossed or not (``companion.vision.sheet.read_sheet``; ``markers`` are the
     photo's ArUco markers, for our printed sheet's 20–23). Nummix tiles get
-    ``data["front"]``: the band at each tile's foot (``companion.vision.standing``)."""
+    ``data["front"]``: the band at each tile's foot (``companion.vision.standing``);
+    an unsure Nummix outline may come back cut in two (``_split_pairs``) or dropped as
+    no tile (``_without_strays``), so rows need not match the detections given."""
     if game not in GAMES:
         raise InputError("game", f"unknown game {game!r}; one of: {', '.join(GAMES)}")
     if ocr not in OCR_MODES:
