@@ -415,3 +415,98 @@ def test_a_square_looking_nox_card_is_read_along_its_row() -> None:
         assert angle_diff(frame(read.quads[i]).down_angle, frame(q).down_angle) < 0.5, seed
         tried += 1
     assert tried >= 4
+
+
+def test_two_touching_tiles_outlined_as_one_are_cut_in_two() -> None:
+    """Two tiles side by side whose seam the locator missed come as one outline of two
+    tiles' area, read unsure: it is cut in two, and each half read surely."""
+    from companion.synth import render_scene
+
+    pairs = right = 0
+    for seed in (7400, 7401, 7402, 7403):
+        scene = render_scene("nummix", seed=seed, difficulty="easy")
+        tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered
+                 and p.visible_fraction > 0.99 and not p.extra.get("standing")]
+        quads = [np.asarray(p.quad, np.float32) for p in tiles]
+        side = float(np.median([np.linalg.norm(q[1] - q[0]) for q in quads]))
+        pair = next(((a, b) for a in range(len(tiles)) for b in range(len(tiles))
+                     if np.linalg.norm(quads[a][1] - quads[b][0]) < 0.1 * side
+                     and np.linalg.norm(quads[a][2] - quads[b][3]) < 0.1 * side), None)
+        if pair is None:
+            continue
+        a, b = pair
+        merged = np.array([quads[a][0], quads[b][1], quads[b][2], quads[a][3]], np.float32)
+        rest = [q for k, q in enumerate(quads) if k not in pair]
+        found = Detections(np.array([merged, *rest]), ("nummix_tile",) * (len(rest) + 1))
+        read = classify(scene.image, found, game="nummix", ocr="off")
+        pairs += 1
+        assert len(read) == len(found) + 1
+        centres = read.quads.mean(axis=1)
+        for k in pair:
+            near = int(np.argmin(np.linalg.norm(centres - quads[k].mean(axis=0), axis=1)))
+            right += (read.labels[near] == tiles[k].label
+                      and float(read.confidences[near]) >= 0.8)
+    assert pairs >= 3
+    assert right >= 2 * pairs - 1, (right, pairs)
+
+
+def test_a_fingertip_taken_for_a_tile_is_dropped() -> None:
+    """A pink patch of skin outlined as a tile reads unsure and its face is unlike the
+    photo's tiles': it is dropped, and every real tile kept."""
+    import cv2
+
+    from companion.synth import render_scene
+
+    scene = render_scene("nummix", seed=7400, difficulty="easy")
+    tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered
+             and p.visible_fraction > 0.99]
+    quads = np.array([np.asarray(p.quad, np.float32) for p in tiles])
+    side = quads[0, 1] - quads[0, 0]
+    down = quads[0, 3] - quads[0, 0]
+    image = scene.image.copy()
+    corner = np.float32([30, 30])
+    finger = np.array([corner, corner + side, corner + side + down, corner + down])
+    cv2.fillConvexPoly(image, np.round(finger).astype(np.int32), (150, 160, 215))  # skin
+    found = Detections(np.array([*quads, finger]), ("nummix_tile",) * (len(tiles) + 1))
+    read = classify(image, found, game="nummix", ocr="off")
+    assert len(read) == len(tiles)
+    centres = read.quads.mean(axis=1)
+    assert np.linalg.norm(centres - finger.mean(axis=0), axis=1).min() > 5
+
+
+def test_a_slanted_rack_tile_is_read_through_a_parallelogram(monkeypatch) -> None:
+    """A tile standing on a rack, seen at a slant, is a parallelogram; located, it is
+    a rectangle about it, often read unsure. Standing on the ledge, it is read again
+    through parallelograms in that rectangle, and more rack tiles are read surely."""
+    from companion.synth import render_scene
+    from companion.vision import classify as module
+    from companion.vision.detections import quad_iou
+    from companion.vision.pipeline import read_image
+
+    scenes = [render_scene("nummix", seed=seed) for seed in range(61100, 61130)]
+
+    def tally() -> tuple[int, int, int]:
+        seen = right = wrong = 0
+        for scene in scenes:
+            found = read_image(scene.image, game="nummix", ocr="off").detections
+            rack = [p for p in scene.pieces if p.owner == "rack" and not p.covered]
+            for i in found:
+                if not rack or found.kinds[i] != "nummix_tile":
+                    continue
+                best = max(rack, key=lambda p: quad_iou(p.quad, found.quads[i]))
+                if quad_iou(best.quad, found.quads[i]) < 0.5:
+                    continue
+                seen += 1
+                if found.confidences[i] >= 0.8:
+                    ok = found.labels[i] == best.label
+                    right, wrong = right + ok, wrong + (not ok)
+        return seen, right, wrong
+
+    seen, searched, searched_wrong = tally()
+    monkeypatch.setattr(module, "STANDING_SHEARS", ())
+    _, plain, plain_wrong = tally()
+    # here 130 of 143 located rack tiles sure and right searched, 126 not; 3 and 3 sure
+    # and wrong
+    assert seen >= 120, seen
+    assert searched >= plain + 3, (searched, plain, seen)
+    assert searched_wrong <= plain_wrong + 1, (searched_wrong, plain_wrong)

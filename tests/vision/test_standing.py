@@ -10,7 +10,7 @@ from companion.readers.truth import read_scene
 from companion.synth import render_scene
 from companion.vision.detections import Detections, quad_iou
 from companion.vision.pipeline import read_image
-from companion.vision.standing import front_bands
+from companion.vision.standing import front_bands, is_ledge
 
 TABLE = (150, 160, 170)  # BGR, a light wooden table
 TILE = np.array([[300, 200], [354, 200], [354, 274], [300, 274]], np.float32)
@@ -25,6 +25,8 @@ def _scene(foot: str) -> np.ndarray:
     image = np.full((480, 640, 3), TABLE, np.uint8)
     if foot == "ledge":  # a dark bar along the tile's foot, beyond both its ends
         cv2.rectangle(image, (290, 274), (364, 296), (32, 30, 30), -1)
+    elif foot == "narrow ledge":  # seen edge-on: covering only the band's inner half
+        cv2.rectangle(image, (290, 274), (364, 286), (32, 30, 30), -1)
     elif foot == "shadow":  # soft: darkest at the foot, lighter further out
         shade = np.zeros(image.shape[:2], np.float32)
         cv2.rectangle(shade, (302, 268), (358, 286), 1.0, -1)
@@ -34,13 +36,16 @@ def _scene(foot: str) -> np.ndarray:
     return image
 
 
-@pytest.mark.parametrize("foot", ["ledge", "shadow", "table"])
+@pytest.mark.parametrize("foot", ["ledge", "narrow ledge", "shadow", "table"])
 def test_a_ledge_is_told_from_the_table_and_a_shadow(foot: str) -> None:
     image = _scene(foot)
     (band,) = front_bands(image, _one_tile(image))
     assert band is not None
+    assert is_ledge([band]) == foot.endswith("ledge")
     if foot == "ledge":
         assert band.contrast > 60 and band.darkness < 0.3 and band.rise <= 0.01
+    elif foot == "narrow ledge":  # the whole band lightens outward; its inner half not
+        assert band.rise > 0.01 and band.near_contrast > 60 and band.near_rise <= 0.01
     elif foot == "shadow":
         assert band.rise > 0.02  # lighter further out: not a ledge
     else:
