@@ -53,7 +53,7 @@ still unsure after the nudges is read through its outline fitted to the photo (t
 1032, sure and wrong 2 -> 3 / 6 -> 5."""
 PAIR_KINDS = ("nox_card",)
 """Kinds that lie side by side in rows (a Nox kitty), where the locator now and then
-gives two touching cards one outline (``_split_pairs``)."""
+gives two touching cards one outline (``_split_card_pairs``)."""
 PAIR_AREA = 1.4
 """An outline this many times the area of its neighbours' (the median of the
 ``PAIR_NEIGHBOURS`` nearest pieces of its kind) and squarer than one card may be two
@@ -708,7 +708,8 @@ def halves(quad: npt.ArrayLike) -> list[npt.NDArray[np.float32]]:
             np.array([top, q[1], q[2], bottom], np.float32)]
 
 
-def _split_pairs(balanced: Image, detections: Detections, models_dir: Path) -> Detections:
+def _split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
+                      ) -> Detections:
     """Outlines that are two cards side by side, each replaced by its two halves (see
     ``PAIR_AREA``, ``PAIR_SURE``): the locator gives two touching cards one outline now
     and then, read as one number (often surely) and lost as a stack."""
@@ -804,8 +805,9 @@ def classify(image: Image, detections: Detections, *, game: str,
     every box crossed or not (``companion.vision.sheet.read_sheet``; ``markers`` are the
     photo's ArUco markers, for our printed sheet's 20–23). Nummix tiles get
     ``data["front"]``: the band at each tile's foot (``companion.vision.standing``);
-    an unsure Nummix outline may come back cut in two (``_split_pairs``) or dropped as
-    no tile (``_without_strays``), so rows need not match the detections given."""
+    an unsure Nummix outline may come back cut in two (``_split_unsure_tiles``) or
+    dropped as no tile (``_without_strays``), and two Nox cards in one outline as two
+    (``_split_card_pairs``), so rows need not match the detections given."""
     if game not in GAMES:
         raise InputError("game", f"unknown game {game!r}; one of: {', '.join(GAMES)}")
     if ocr not in OCR_MODES:
@@ -821,7 +823,7 @@ def classify(image: Image, detections: Detections, *, game: str,
     if deck is not None:  # the user's enrolled deck, mapped to the look the models know
         balanced = deck.correct(balanced)
     if use_classifier:
-        detections = _split_pairs(balanced, detections, models_dir)
+        detections = _split_card_pairs(balanced, detections, models_dir)
     if use_classifier and available_model("rox_edge", models_dir):
         detections = _element_cards_by_edges(balanced, detections, models_dir)
     detections = _boards_upright(balanced, detections)
@@ -911,16 +913,16 @@ def classify(image: Image, detections: Detections, *, game: str,
                                   oriented=tuple(oriented), data=data)
     if game == "nummix":
         if use_classifier and available_model("nummix_tile", models_dir):
-            read = _split_pairs(read, balanced, load_model("nummix_tile", models_dir))
+            read = _split_unsure_tiles(read, balanced, load_model("nummix_tile", models_dir))
             read = _without_strays(read, balanced)
         read = _feet_on_ledges(read, balanced, models_dir if use_classifier else None)
     return read
 
 
-PAIR_AREA = (1.6, 2.6)
+TILE_PAIR_AREA = (1.6, 2.6)
 """An unsure Nummix tile this many times the median area of the tiles near it
-(``PAIR_NEAR``) may be two touching tiles the locator took for one."""
-PAIR_NEAR = 2.5
+(``TILE_PAIR_NEAR``) may be two touching tiles the locator took for one."""
+TILE_PAIR_NEAR = 2.5
 """Tiles whose centre lies within this many of the outline's long side count as near."""
 
 
@@ -961,8 +963,8 @@ def _face_colour(balanced: Image, quad: npt.NDArray[np.float32]) -> npt.NDArray[
     return out
 
 
-def _split_pairs(read: Detections, balanced: Image, model: Model) -> Detections:
-    """Unsure Nummix tiles that are two tiles' area (``PAIR_AREA``) cut in two across
+def _split_unsure_tiles(read: Detections, balanced: Image, model: Model) -> Detections:
+    """Unsure Nummix tiles that are two tiles' area (``TILE_PAIR_AREA``) cut in two across
     their long side, kept so if both halves are read sure: two touching tiles with a
     faint seam come out of the locator as one outline, read unsure."""
     tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
@@ -971,33 +973,30 @@ def _split_pairs(read: Detections, balanced: Image, model: Model) -> Detections:
     quads = read.quads[tiles].astype(np.float64)
     centres = quads.mean(axis=1)
     areas = np.abs(np.array([cv2.contourArea(q.astype(np.float32)) for q in quads]))
-    halves: dict[int, list[npt.NDArray[np.float32]]] = {}
+    cut: dict[int, list[npt.NDArray[np.float32]]] = {}
     for k, i in enumerate(tiles):
         if float(read.confidences[i]) >= UNSURE:
             continue
         q = quads[k]
         sides = np.linalg.norm(np.roll(q, -1, axis=0) - q, axis=1)
         distance = np.linalg.norm(centres - centres[k], axis=1)
-        near = (distance > 0) & (distance <= PAIR_NEAR * sides.max())
+        near = (distance > 0) & (distance <= TILE_PAIR_NEAR * sides.max())
         if near.sum() < 2:
             continue
         ratio = areas[k] / max(float(np.median(areas[near])), 1.0)
-        if not PAIR_AREA[0] <= ratio <= PAIR_AREA[1]:
+        if not TILE_PAIR_AREA[0] <= ratio <= TILE_PAIR_AREA[1]:
             continue
-        q = q if sides[0] + sides[2] >= sides[1] + sides[3] else np.roll(q, -1, axis=0)
-        top, bottom = (q[0] + q[1]) / 2, (q[2] + q[3]) / 2  # across the long sides' middles
-        halves[i] = [np.array([q[0], top, bottom, q[3]], np.float32),
-                     np.array([top, q[1], q[2], bottom], np.float32)]
-    if not halves:
+        cut[i] = halves(q)
+    if not cut:
         return read
-    starts = [portrait_first(h, model.size) for pair in halves.values() for h in pair]
+    starts = [portrait_first(h, model.size) for pair in cut.values() for h in pair]
     readings = _read_quads(model, balanced, starts)
-    split = [i for n, i in enumerate(halves)
+    split = [i for n, i in enumerate(cut)
              if min(r.probs.max() for r in readings[2 * n:2 * n + 2]) >= UNSURE]
     if not split:
         return read
     parts = []
-    for n, i in enumerate(halves):
+    for n, i in enumerate(cut):
         if i not in split:
             continue
         quads_i, labels, confs, alts = [], [], [], []
