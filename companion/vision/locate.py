@@ -543,9 +543,7 @@ def tokens_in_cells(image: Image, board: npt.NDArray[np.float32],
     cell around it by CELL_TOKEN_CONTRAST (an empty cell's middle is its own colour).
     Square quads in image pixels, as ``tokens_on_board``."""
     width, height = BOARD_VIEW
-    target = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
-    to_view = cv2.getPerspectiveTransform(np.asarray(board, np.float32).reshape(4, 2), target)
-    lab = cv2.cvtColor(cv2.warpPerspective(image, to_view, (width, height)), cv2.COLOR_BGR2LAB)
+    lab, to_view = _board_view(image, board)
     radius = width * 8.0 / 300.0
     left, top, grid_w, grid_h, _ = BOARD_GRID
     seen = (cv2.perspectiveTransform(np.float32([q.mean(axis=0) for q in tokens]).reshape(
@@ -564,6 +562,30 @@ def tokens_in_cells(image: Image, board: npt.NDArray[np.float32],
                                   [x + radius, y + radius], [x - radius, y + radius]]])
             found.append(short_edge_first(cv2.perspectiveTransform(square, back).reshape(4, 2)))
     return found
+
+
+def token_contrasts(image: Image, board: npt.NDArray[np.float32],
+                    points: npt.NDArray[np.float32]) -> list[float]:
+    """How much the photo at each of ``points`` (image pixels) differs from the ring
+    around it, a token's size, in the ``board``'s rectified view (``_token_contrast``);
+    0 for a point off the board."""
+    width, height = BOARD_VIEW
+    lab, to_view = _board_view(image, board)
+    seen = cv2.perspectiveTransform(np.asarray(points, np.float32).reshape(-1, 1, 2),
+                                    to_view).reshape(-1, 2)
+    return [_token_contrast(lab, float(x), float(y), width * 8.0 / 300.0)
+            if 0 <= x < width and 0 <= y < height else 0.0 for x, y in seen]
+
+
+def _board_view(image: Image, board: npt.NDArray[np.float32]
+                ) -> tuple[Image, npt.NDArray[np.float64]]:
+    """The ``board`` quad's content rectified to BOARD_VIEW, in Lab, and the homography
+    from the image to that view."""
+    width, height = BOARD_VIEW
+    target = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
+    to_view = cv2.getPerspectiveTransform(np.asarray(board, np.float32).reshape(4, 2), target)
+    lab = cv2.cvtColor(cv2.warpPerspective(image, to_view, (width, height)), cv2.COLOR_BGR2LAB)
+    return lab, to_view
 
 
 def _token_contrast(lab: Image, x: float, y: float, r: float) -> float:

@@ -126,3 +126,35 @@ def test_tokens_the_circles_missed_are_found_in_their_cells() -> None:
             again = tokens_in_cells(scene.image, board, tokens[:k] + tokens[k + 1:])
             assert len(again) == 1, (seed, k)
             assert np.linalg.norm(again[0].mean(axis=0) - tokens[k].mean(axis=0)) < 6
+
+
+def test_a_doubtful_token_on_an_empty_cell_is_dropped_a_real_one_kept() -> None:
+    """A token read unsurely (under TOKEN_DOUBT) is kept only if it differs from the
+    ring around it as a token does: one made up on an empty cell's middle is dropped,
+    a real token given the same low confidence is kept."""
+    from companion.vision.classify import TOKEN_DOUBT, _without_doubtful_tokens
+    from companion.vision.detections import Detections
+    from companion.vision.locate import token_contrasts
+
+    scene = render_scene("catbox", seed=61000, difficulty="normal")
+    found = read_image(scene.image, game="catbox").detections
+    board = next(i for i in found if found.kinds[i] == "catbox_board")
+    tokens = [i for i in found if found.kinds[i] == "token"]
+    real = tokens[0]
+    # an empty cell: the middle of a cell far from every token (in the upright board)
+    unit = np.float32([[0, 0], [1, 0], [1, 1], [0, 1]])
+    to_image = cv2.getPerspectiveTransform(unit, found.quads[board].astype(np.float32))
+    cells = np.float32([[(0.03 + (c + 0.5) * 0.94 / 9), 0.18 + (r + 0.5) * 0.79 / 4]
+                        for r in range(4) for c in range(9)])
+    middles = cv2.perspectiveTransform(cells.reshape(-1, 1, 2), to_image).reshape(-1, 2)
+    centres = found.quads[tokens].mean(axis=1)
+    empty = max(middles, key=lambda m: np.linalg.norm(centres - m, axis=1).min())
+    assert token_contrasts(scene.image, found.quads[board], empty[None])[0] < 20
+    fake = Detections(found.quads[real:real + 1] - centres[0] + empty, ("token",),
+                      ("observed",), np.float32([0.6]))
+    confidences = found.confidences.copy()
+    confidences[real] = TOKEN_DOUBT - 0.3
+    doubted = Detections.concat([found.with_fields(confidences=confidences), fake])
+    kept = _without_doubtful_tokens(doubted, scene.image)
+    assert len(kept) == len(found)  # the made-up one dropped, the real one kept
+    assert any(np.allclose(q, found.quads[real]) for q in kept.quads)
