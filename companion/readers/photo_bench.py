@@ -43,12 +43,12 @@ def bench_photo_to_state(*, quick: bool) -> Section:
             rows.append([game, difficulty, str(count), f"{100 * exact / count:.1f} %",
                          f"{100 * verdict / count:.1f} %", f"{statistics.median(times):.0f}",
                          f"{covered} ({covered_flagged} flagged)",
-                         f"{100 * clear_exact / clear:.1f} %" if clear else "–"])
+                         f"{100 * clear_exact / clear:.1f} % of {clear}" if clear else "–"])
     return Section(
         "Photo to checked state (rendered scenes, whole pipeline)",
         ["game", "difficulty", "scenes", "state exact", "verdict right",
          "photo → verdict ms (median)", "scenes with a piece hidden (flagged unread)",
-         "state exact, no piece hidden"],
+         "exact, nothing hidden"],
         rows,
         [f"Scenes from companion.synth, seeds {FIRST_SEED}… at 1280×720; the photo goes "
          "as `companion read` takes it: ArUco markers found in it, then locate, classify, "
