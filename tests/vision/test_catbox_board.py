@@ -158,3 +158,21 @@ def test_a_doubtful_token_on_an_empty_cell_is_dropped_a_real_one_kept() -> None:
     kept = _without_doubtful_tokens(doubted, scene.image)
     assert len(kept) == len(found)  # the made-up one dropped, the real one kept
     assert any(np.allclose(q, found.quads[real]) for q in kept.quads)
+
+
+def test_an_outline_a_whole_column_short_is_lengthened_onto_the_cells() -> None:
+    """An outline cut short at one end by a whole cell (cards against the board's end):
+    the fit from it lands a column off and correlates weakly, so it is tried again from
+    the quad a column longer or shorter at either end, and comes back onto the cells."""
+    mended = 0
+    for seed in range(61000, 61006):
+        scene = render_scene("catbox", seed=seed, difficulty="normal")
+        truth = _true_board(scene)
+        along = (truth[1] - truth[0]) / 9 * 0.94
+        start = truth.copy()
+        start[0] += along
+        start[3] += along
+        fitted = fit_board_to_cells(scene.image, start.astype(np.float32))
+        worst = float(np.linalg.norm(fitted - truth, axis=1).max()) / _cell_width(truth)
+        mended += worst < 0.15
+    assert mended >= 5
