@@ -52,12 +52,17 @@ still unsure after the nudges is read through its outline fitted to the photo (t
 61000-61059 normal / 61000-61039 hard): read sure 1649 -> 1664 / 944 -> 964 of 1690 /
 1032, sure and wrong 2 -> 3 / 6 -> 5."""
 PAIR_KINDS = ("nox_card",)
-"""Kinds that lie side by side in rows (a Nox kitty), where the locator now and then
-gives two touching cards one outline (``_split_card_pairs``)."""
+"""Kinds that lie side by side in rows (a Nox kitty), where a square-looking card is
+read along its row (``_across_neighbour``)."""
+SPLIT_KINDS = ("nox_card", "qwixx_card")
+"""Kinds whose touching cards the locator now and then gives one outline (a Nox kitty,
+a Qwixx play of one colour): ``_split_card_pairs``."""
 PAIR_AREA = 1.4
 """An outline this many times the area of its neighbours' (the median of the
-``PAIR_NEIGHBOURS`` nearest pieces of its kind) and squarer than one card may be two
-cards side by side."""
+``PAIR_NEIGHBOURS`` nearest pieces of its kind) may be two or more cards side by side:
+two if squarer than one card, three (``MOST_JOINED``) if its area holds three and its
+thirds look more like a card than it does (``_joined_count``)."""
+MOST_JOINED = 3
 PAIR_NEIGHBOURS = 4
 SQUARE_LOOK = 1.35
 """A card whose outline is less than this many times as long as wide (a camera's
@@ -73,8 +78,10 @@ before)."""
 ACROSS_COS = 0.5
 PAIR_SURE = 0.9
 """Such an outline is two cards when both its halves read at least this sure, the same
-way up. Located Nox cards on seeds 61000-61119 (normal): of 39 candidates, the 5 that
-were two cards read 0.97-1.0 in both halves; of the 34 single cards (most a stack whose
+way up (three cards when at least two of its thirds do: the cut through a wider outline
+is rougher, and an unsure part is read again through other outlines like any card).
+Located Nox cards on seeds 61000-61119 (normal): of 39 candidates, the 5 that were two
+cards read 0.97-1.0 in both halves; of the 34 single cards (most a stack whose
 lower cards widen the outline), no half pair read better than 0.86 and 0.77."""
 UNSURE = 0.80
 """Below this confidence a reading is "unsure": Tesseract is consulted (ocr="auto")."""
@@ -725,21 +732,45 @@ def orient_board(balanced: Image, quad: npt.NDArray[np.float32], *,
 def halves(quad: npt.ArrayLike) -> list[npt.NDArray[np.float32]]:
     """The two halves of ``quad`` cut across its longer sides (two cards lying side by
     side, one outline round both, are its halves)."""
+    return cut_across(quad, 2)
+
+
+def cut_across(quad: npt.ArrayLike, parts: int) -> list[npt.NDArray[np.float32]]:
+    """``quad`` cut across its longer sides into ``parts`` equal parts, in order along
+    them (that many cards lying side by side, one outline round them all)."""
     q = np.asarray(quad, np.float32).reshape(4, 2)
     if np.linalg.norm(q[1] - q[0]) < np.linalg.norm(q[2] - q[1]):
         q = rotate_quad(q, 1)  # q0 -> q1 along a longer side
-    top, bottom = (q[0] + q[1]) / 2, (q[3] + q[2]) / 2
-    return [np.array([q[0], top, bottom, q[3]], np.float32),
-            np.array([top, q[1], q[2], bottom], np.float32)]
+    t = np.linspace(0.0, 1.0, parts + 1)[:, None].astype(np.float32)
+    top, bottom = q[0] + t * (q[1] - q[0]), q[3] + t * (q[2] - q[3])
+    return [np.array([top[k], top[k + 1], bottom[k + 1], bottom[k]], np.float32)
+            for k in range(parts)]
+
+
+def _joined_count(sides: npt.NDArray[np.float64], area_ratio: float, aspect: float) -> int:
+    """How many cards of ``aspect`` an outline of ``sides`` (two lengths) and
+    ``area_ratio`` times its neighbours' area seems to hold side by side: 1 below
+    ``PAIR_AREA``; 2 if squarer than a card; 3 if its area holds three (at least 2.5)
+    and its thirds, cut across its long side, look more like a card than it does."""
+    if area_ratio < PAIR_AREA:
+        return 1
+    long, short = float(sides.max()), max(float(sides.min()), 1e-6)
+    if long < aspect * short:
+        return 2
+    third = long / 3
+    third_misfit = abs(max(third, short) / max(min(third, short), 1e-6) - aspect)
+    if MOST_JOINED >= 3 and area_ratio >= 2.5 and third_misfit < long / short - aspect:
+        return 3
+    return 1
 
 
 def _split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
                       ) -> Detections:
-    """Outlines that are two cards side by side, each replaced by its two halves (see
-    ``PAIR_AREA``, ``PAIR_SURE``): the locator gives two touching cards one outline now
-    and then, read as one number (often surely) and lost as a stack."""
+    """Outlines that are two or three cards side by side, each replaced by its parts (see
+    ``PAIR_AREA``, ``PAIR_SURE``): the locator gives touching cards one outline now and
+    then, read as one number (often surely) and lost as a stack or a play's card."""
     split: dict[int, list[npt.NDArray[np.float32]]] = {}
-    for kind in PAIR_KINDS:
+    for kind in SPLIT_KINDS:
         rows = [i for i in detections if detections.kinds[i] == kind]
         if len(rows) < 3 or not available_model(kind, models_dir):
             continue
@@ -753,18 +784,18 @@ def _split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
             others = np.linalg.norm(centres - centres[k], axis=1)
             others[k] = np.inf
             usual = float(np.median(areas[np.argsort(others)[:PAIR_NEIGHBOURS]]))
-            if (areas[k] >= PAIR_AREA * usual
-                    and sides[k].max() < PIECE_ASPECT[kind] * sides[k].min()):
-                candidates.append(i)
-        parts = [portrait_first(h, model.size) for i in candidates
-                 for h in halves(detections.quads[i])]
-        readings = _read_quads(model, balanced, parts)
-        for c, i in enumerate(candidates):
-            (a, ra), (b, rb) = zip(parts[2 * c:2 * c + 2], readings[2 * c:2 * c + 2],
-                                   strict=True)
-            if min(ra.probs.max(), rb.probs.max()) >= PAIR_SURE and (
-                    _down(a, ra.turned) @ _down(b, rb.turned) > 0):
-                split[i] = [a, b]
+            count = _joined_count(sides[k], areas[k] / max(usual, 1e-6), PIECE_ASPECT[kind])
+            if count > 1:
+                candidates.append((i, [portrait_first(part, model.size) for part in
+                                       cut_across(detections.quads[i], count)]))
+        readings = iter(_read_quads(model, balanced, [p for _, ps in candidates for p in ps]))
+        for i, parts in candidates:
+            read = [next(readings) for _ in parts]
+            downs = [_down(p, r.turned) for p, r in zip(parts, read, strict=True)
+                     if r.probs.max() >= PAIR_SURE]
+            if len(downs) >= max(2, len(parts) - 1) and all(
+                    downs[0] @ d > 0 for d in downs[1:]):
+                split[i] = parts
     if not split:
         return detections
     order = [i for i in detections for _ in split.get(i, [None])]
@@ -831,8 +862,9 @@ def classify(image: Image, detections: Detections, *, game: str,
     photo's ArUco markers, for our printed sheet's 20–23). Nummix tiles get
     ``data["front"]``: the band at each tile's foot (``companion.vision.standing``);
     an unsure Nummix outline may come back cut in two (``_split_unsure_tiles``) or
-    dropped as no tile (``_without_strays``), and two Nox cards in one outline as two
-    (``_split_card_pairs``), so rows need not match the detections given."""
+    dropped as no tile (``_without_strays``), and two or three Nox or Qwixx cards in
+    one outline as that many (``_split_card_pairs``), so rows need not match the
+    detections given."""
     if game not in GAMES:
         raise InputError("game", f"unknown game {game!r}; one of: {', '.join(GAMES)}")
     if ocr not in OCR_MODES:

@@ -510,3 +510,39 @@ def test_a_slanted_rack_tile_is_read_through_a_parallelogram(monkeypatch) -> Non
     assert seen >= 120, seen
     assert searched >= plain + 3, (searched, plain, seen)
     assert searched_wrong <= plain_wrong + 1, (searched_wrong, plain_wrong)
+
+
+def test_a_qwixx_play_in_one_outline_is_read_card_by_card() -> None:
+    """Two or three played cards of a colour lying side by side come out of the locator
+    as one outline now and then: cut into as many parts as its area holds, each read
+    sure the same way up, it is read as those cards; the true outlines stay whole."""
+    import cv2
+
+    from companion.readers.truth import detections_from_scene
+    from companion.synth import render_scene
+    from companion.vision.detections import order_clockwise
+
+    joined = split = 0
+    for seed in range(9):
+        scene = render_scene("qwixx", seed=seed, difficulty="easy")
+        truth = detections_from_scene(scene)
+        cards = [i for i in truth if truth.kinds[i] == "qwixx_card"]
+        played = [i for i in cards if not str(truth.labels[i]).startswith("back")]
+        if len(played) not in (2, 3) or len(cards) - len(played) < 2:
+            continue
+        joined += 1
+        corners = truth.quads[played].reshape(-1, 2)
+        union = order_clockwise(cv2.boxPoints(cv2.minAreaRect(corners)))
+        rest = truth.select([i for i in truth if i not in played])
+        found = Detections(np.concatenate([rest.quads, union[None]]),
+                           rest.kinds + ("qwixx_card",))
+        read = classify(scene.image, found, game="qwixx", ocr="off")
+        if len(read) == len(truth):
+            assert sorted(read.labels[i] for i in read if read.kinds[i] == "qwixx_card") \
+                == sorted(truth.labels[i] for i in cards), seed
+            split += 1
+        whole = classify(scene.image, Detections(truth.quads, truth.kinds), game="qwixx",
+                         ocr="off")
+        assert len(whole) == len(truth), seed  # nothing else split
+    # here 5 of 5 (two of two cards, three of three)
+    assert joined >= 4 and split >= joined - 1, (joined, split)
