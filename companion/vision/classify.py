@@ -678,6 +678,22 @@ def _boards_upright(balanced: Image, detections: Detections) -> Detections:
         confidences=np.ones(len(more), np.float32))])
 
 
+def _without_printed_boxes(read: Detections) -> Detections:
+    """Without the cards whose middle lies among a score sheet's boxes as the sheet was
+    read (its boxes placed by the fit to the printed layout): a box the locator took for
+    a card where its outline of the sheet fell short (a blue box read as b7 at 0.88)."""
+    hulls = [cv2.convexHull(np.concatenate([np.asarray(b["quad"], np.float32)
+                                            for b in boxes if b.get("quad") is not None]))
+             for boxes in read.data.get("boxes", ()) if boxes
+             and any(b.get("quad") is not None for b in boxes)]
+    if not hulls:
+        return read
+    inside = {i for i in read if read.kinds[i] in PIECE_ASPECT and any(
+        cv2.pointPolygonTest(hull, tuple(float(v) for v in read.quads[i].mean(axis=0)),
+                             False) > 0 for hull in hulls)}
+    return read.select([i for i in read if i not in inside]) if inside else read
+
+
 TOKEN_DOUBT = 0.9
 TOKEN_DOUBT_CONTRAST = 40.0
 """A token read less surely than TOKEN_DOUBT whose middle differs from the ring around
@@ -968,6 +984,8 @@ def classify(image: Image, detections: Detections, *, game: str,
         data["boxes"] = tuple(boxes)
     read = detections.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
                                   oriented=tuple(oriented), data=data)
+    if sheet_rows:
+        read = _without_printed_boxes(read)
     if game == "catbox":
         read = _without_doubtful_tokens(read, balanced)
     if game == "nummix":

@@ -138,3 +138,25 @@ def test_the_best_fitting_of_several_outlines_is_read(rendered) -> None:
                      truth)
         assert both[0] >= score(read_sheet(scene.image, good), truth)[0] - 1
         assert both[0] > alone[0]
+
+
+def test_a_card_among_a_sheets_read_boxes_is_a_box_not_a_card() -> None:
+    """A card-sized outline whose middle lies among the boxes of a sheet as read (the
+    locator's outline of the sheet fell short of it) is a printed box and is dropped;
+    the played cards beside the sheet stay."""
+    from companion.synth import render_scene
+    from companion.vision.classify import _without_printed_boxes
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("qwixx", seed=61000, difficulty="normal")
+    read = read_image(scene.image, game="qwixx").detections
+    cards = [i for i in read if read.kinds[i] == "qwixx_card"]
+    sheet = next(i for i in read if read.kinds[i] == "qwixx_sheet")
+    box = next(b for b in read.data["boxes"][sheet] if b["row"] == "blue" and b["value"] == 7)
+    middle = np.asarray(box["quad"], np.float32).mean(axis=0)
+    fake = Detections(read.quads[cards[0]:cards[0] + 1] - read.quads[cards[0]].mean(axis=0)
+                      + middle, ("qwixx_card",), ("b7",), np.float32([0.88]))
+    both = Detections.concat([read, fake])
+    kept = _without_printed_boxes(both)
+    assert len(kept) == len(read)
+    assert sum(1 for i in kept if kept.kinds[i] == "qwixx_card") == len(cards) > 0
