@@ -1066,6 +1066,7 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
     sides = ledge_sides(balanced, read, bands, unsure_below=UNSURE, pieces=pieces)
     feet = {**{i: (0,) for i in read if read.kinds[i] == "nummix_tile"
                and float(read.confidences[i]) < UNSURE and is_ledge([bands[i]])}, **sides}
+    feet = {**_feet_as_neighbours(read, bands, feet), **feet}
     if feet:  # the quarter turns that put a ledge at each standing tile's foot
         model = load_model("nummix_tile", models_dir)
         quads = read.quads.copy()
@@ -1078,6 +1079,11 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
                                          narrowed=narrowed), False)
                   for i, turns in feet.items() for shear in STANDING_SHEARS
                   for narrowed in (False, True)]
+        smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
+        for i, turns in feet.items():  # the outline fitted to the face's own edges
+            start = rotate_quad(read.quads[i], turns[0])
+            tries += [(i, turns[0], fit, False) for fit in fit_card_outline(
+                smooth, start, aspect=_own_aspect(start), count=EDGE_FITS)]
         for (i, turn, _, plain), again in zip(tries, _read_quads(
                 model, balanced, [quad for _, _, quad, _ in tries]), strict=True):
             upright = (turn + 2 * again.turned) % 4  # the reading's foot on a ledge
@@ -1094,3 +1100,56 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
             bands = front_bands(balanced, read, pieces=pieces)
     return read.with_fields(data={**read.data, "front": bands,
                                   "head": front_bands(balanced, read, head=True, pieces=pieces)})
+
+
+def _own_aspect(quad: npt.NDArray[np.float32]) -> float:
+    """A quad's long over short side (the means of opposite sides)."""
+    sides = np.linalg.norm(np.roll(quad, -1, axis=0) - quad, axis=1)
+    a, b = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
+    return float(max(a, b) / max(min(a, b), 1e-6))
+
+
+ROW_REACH = 1.6
+"""Sure tiles standing on a ledge whose centres lie within this many of a tile's long
+side stand in its row (a rack holds its tiles side by side)."""
+ROW_ALIGNED = 0.7
+"""The quarter turn of an unsure tile whose foot points the row's way (cosine at least
+this) is its foot on the row's ledge."""
+
+
+def _feet_as_neighbours(read: Detections, bands: Sequence[Any],
+                        feet: dict[int, tuple[int, ...]]) -> dict[int, tuple[int, ...]]:
+    """Unsure Nummix tiles with no ledge found at a side of their own (its band hidden
+    or outside the photo, or the outline wider than the tile) but beside sure tiles
+    standing on one (``ROW_REACH``): index -> the quarter turn that puts the foot
+    where the neighbours' is (``ROW_ALIGNED``)."""
+    from companion.vision.standing import is_ledge
+
+    tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
+    standing = [i for i in tiles if float(read.confidences[i]) >= UNSURE
+                and is_ledge([bands[i]])]
+    if not standing:
+        return {}
+    centres = read.quads[standing].mean(axis=1)
+    downs = np.array([_down(read.quads[i], False) for i in standing], np.float64)
+    downs /= np.maximum(np.linalg.norm(downs, axis=1, keepdims=True), 1e-9)
+    out = {}
+    for i in tiles:
+        if float(read.confidences[i]) >= UNSURE or i in feet:
+            continue
+        q = read.quads[i]
+        reach = ROW_REACH * float(np.linalg.norm(np.roll(q, -1, axis=0) - q, axis=1).max())
+        near = np.linalg.norm(centres - q.mean(axis=0), axis=1) <= reach
+        if not near.any():
+            continue
+        way = downs[near].mean(axis=0)
+        way /= max(float(np.linalg.norm(way)), 1e-9)
+        cosines = []
+        for turn in range(4):
+            down = _down(rotate_quad(q, turn), False).astype(np.float64)
+            cosines.append(float(down @ way) / max(float(np.linalg.norm(down)), 1e-9))
+        best = int(np.argmax(cosines))
+        if cosines[best] >= ROW_ALIGNED:
+            out[i] = (best,)
+    return out
+

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import cv2
 import numpy as np
 import pytest
 
@@ -510,3 +511,25 @@ def test_a_slanted_rack_tile_is_read_through_a_parallelogram(monkeypatch) -> Non
     assert seen >= 120, seen
     assert searched >= plain + 3, (searched, plain, seen)
     assert searched_wrong <= plain_wrong + 1, (searched_wrong, plain_wrong)
+
+
+def test_an_unsure_tile_beside_standing_tiles_is_turned_to_their_ledge() -> None:
+    from companion.vision.classify import _feet_as_neighbours
+    from companion.vision.standing import front_bands
+
+    image = np.full((400, 600, 3), (150, 160, 170), np.uint8)  # a light table
+    cv2.rectangle(image, (90, 274), (370, 296), (32, 30, 30), -1)  # the rack's ledge
+    tiles = [np.array([[x, 200], [x + 54, 200], [x + 54, 274], [x, 274]], np.float32)
+             for x in (100, 156, 212)]
+    for tile in tiles:
+        cv2.fillConvexPoly(image, tile.astype(np.int32), (235, 240, 242))
+    far = np.array([[450, 60], [504, 60], [504, 134], [450, 134]], np.float32)
+    cv2.fillConvexPoly(image, far.astype(np.int32), (235, 240, 242))
+    quads = np.array([*tiles[:2], np.roll(tiles[2], -1, axis=0), far], np.float32)
+    read = Detections(quads=quads, kinds=("nummix_tile",) * 4, labels=("r7", "b2", "k1", "o3"),
+                      confidences=np.array([0.99, 0.98, 0.3, 0.3], np.float32),
+                      oriented=(True,) * 4)
+    bands = front_bands(image, read)
+    feet = _feet_as_neighbours(read, bands, {})
+    assert feet == {2: (3,)}  # the far tile stands in no row
+    assert np.allclose(rotate_quad(quads[2], 3), tiles[2])
