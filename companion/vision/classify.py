@@ -1067,8 +1067,8 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
     feet = {**{i: (0,) for i in read if read.kinds[i] == "nummix_tile"
                and float(read.confidences[i]) < UNSURE and is_ledge([bands[i]])}, **sides}
     feet = {**_feet_as_neighbours(read, bands, feet), **feet}
+    model = load_model("nummix_tile", models_dir)
     if feet:  # the quarter turns that put a ledge at each standing tile's foot
-        model = load_model("nummix_tile", models_dir)
         quads = read.quads.copy()
         labels = list(read.labels)
         confidences = read.confidences.copy()
@@ -1098,6 +1098,7 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
             read = read.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
                                     data={**read.data, "alternatives": tuple(alternatives)})
             bands = front_bands(balanced, read, pieces=pieces)
+    read, bands = _against_the_row(read, balanced, model, bands, pieces)
     return read.with_fields(data={**read.data, "front": bands,
                                   "head": front_bands(balanced, read, head=True, pieces=pieces)})
 
@@ -1113,34 +1114,31 @@ ROW_REACH = 1.6
 """Sure tiles standing on a ledge whose centres lie within this many of a tile's long
 side stand in its row (a rack holds its tiles side by side)."""
 ROW_ALIGNED = 0.7
-"""The quarter turn of an unsure tile whose foot points the row's way (cosine at least
-this) is its foot on the row's ledge."""
+"""The quarter turn of a tile whose foot points the row's way (cosine at least this)
+puts its foot on the row's ledge."""
 
 
-def _feet_as_neighbours(read: Detections, bands: Sequence[Any],
-                        feet: dict[int, tuple[int, ...]]) -> dict[int, tuple[int, ...]]:
-    """Unsure Nummix tiles with no ledge found at a side of their own (its band hidden
-    or outside the photo, or the outline wider than the tile) but beside sure tiles
-    standing on one (``ROW_REACH``): index -> the quarter turn that puts the foot
-    where the neighbours' is (``ROW_ALIGNED``)."""
+def _row_turns(read: Detections, bands: Sequence[Any], rows: Sequence[int], *,
+               neighbours: int = 1) -> dict[int, int]:
+    """Tiles ``rows`` beside at least ``neighbours`` sure tiles standing on a ledge
+    (``ROW_REACH``): index -> the quarter turn that puts the tile's foot where theirs
+    is (``ROW_ALIGNED``; 0 when it is there already)."""
     from companion.vision.standing import is_ledge
 
-    tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
-    standing = [i for i in tiles if float(read.confidences[i]) >= UNSURE
-                and is_ledge([bands[i]])]
-    if not standing:
+    standing = [i for i in read if read.kinds[i] == "nummix_tile"
+                and float(read.confidences[i]) >= UNSURE and is_ledge([bands[i]])]
+    if len(standing) < neighbours:
         return {}
     centres = read.quads[standing].mean(axis=1)
     downs = np.array([_down(read.quads[i], False) for i in standing], np.float64)
     downs /= np.maximum(np.linalg.norm(downs, axis=1, keepdims=True), 1e-9)
     out = {}
-    for i in tiles:
-        if float(read.confidences[i]) >= UNSURE or i in feet:
-            continue
+    for i in rows:
         q = read.quads[i]
         reach = ROW_REACH * float(np.linalg.norm(np.roll(q, -1, axis=0) - q, axis=1).max())
-        near = np.linalg.norm(centres - q.mean(axis=0), axis=1) <= reach
-        if not near.any():
+        near = ((np.linalg.norm(centres - q.mean(axis=0), axis=1) <= reach)
+                & (np.array(standing) != i))
+        if near.sum() < neighbours:
             continue
         way = downs[near].mean(axis=0)
         way /= max(float(np.linalg.norm(way)), 1e-9)
@@ -1150,6 +1148,68 @@ def _feet_as_neighbours(read: Detections, bands: Sequence[Any],
             cosines.append(float(down @ way) / max(float(np.linalg.norm(down)), 1e-9))
         best = int(np.argmax(cosines))
         if cosines[best] >= ROW_ALIGNED:
-            out[i] = (best,)
+            out[i] = best
     return out
 
+
+def _against_the_row(read: Detections, balanced: Image, model: Model,
+                     bands: Sequence[Any], pieces: npt.NDArray[np.int32]
+                     ) -> tuple[Detections, Sequence[Any]]:
+    """Sure Nummix tiles with no ledge at their foot, in a row of at least two sure
+    tiles standing on one, turned the other way (a quarter or half turn) with a ledge
+    at the foot so turned: read again standing so (``_read_standing``), and kept so if
+    that reading is sure. The model reads a slanted tile's outline from the wrong side
+    surely now and then (a 6 as a 9); the ledge settles which way is up."""
+    from companion.vision.standing import front_bands, is_ledge
+
+    rows = [i for i in read if read.kinds[i] == "nummix_tile"
+            and float(read.confidences[i]) >= UNSURE and not is_ledge([bands[i]])]
+    turns = {i: t for i, t in _row_turns(read, bands, rows, neighbours=2).items() if t}
+    if not turns:
+        return read, bands
+    turned = read.with_fields(quads=np.array([
+        rotate_quad(q, turns.get(i, 0)) for i, q in enumerate(read.quads)], np.float32))
+    ledge = front_bands(balanced, turned, pieces=pieces)
+    again = [i for i in turns if is_ledge([ledge[i]])]
+    readings = _read_standing(model, balanced, [turned.quads[i] for i in again])
+    kept = [(i, probs) for i, probs in zip(again, readings, strict=True)
+            if float(probs.max()) >= UNSURE]
+    if not kept:
+        return read, bands
+    quads = read.quads.copy()
+    labels = list(read.labels)
+    confidences = read.confidences.copy()
+    alternatives = list(read.data.get("alternatives", ((),) * len(read)))
+    for i, probs in kept:
+        quads[i] = turned.quads[i]
+        labels[i], confidences[i], alternatives[i] = _top(model.labels, probs)
+    read = read.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
+                            data={**read.data, "alternatives": tuple(alternatives)})
+    return read, front_bands(balanced, read, pieces=pieces)
+
+
+def _read_standing(model: Model, balanced: Image, quads: Sequence[npt.NDArray[np.float32]]
+                   ) -> list[npt.NDArray[np.float64]]:
+    """Label probabilities of pieces known to stand upright in ``quads`` (as
+    ``read_crops`` scores them, given the piece is not upside down)."""
+    if not quads:
+        return []
+    crops = np.stack([rectify(balanced, q, size=model.size) for q in quads])
+    opposite = np.stack([rectify(balanced, rotate_quad(q, 2), size=model.size) for q in quads])
+    both = _softmax(model.logits(np.concatenate([crops, opposite])))
+    k = len(model.labels)
+    p0 = both[:len(quads)].reshape(-1, k, 2)
+    p1 = both[len(quads):].reshape(-1, k, 2)
+    upright = np.sqrt(p0[:, :, 0] * p1[:, :, 1])
+    return list(upright / np.maximum(upright.sum(axis=1, keepdims=True), 1e-12))
+
+
+def _feet_as_neighbours(read: Detections, bands: Sequence[Any],
+                        feet: dict[int, tuple[int, ...]]) -> dict[int, tuple[int, ...]]:
+    """Unsure Nummix tiles not in ``feet`` (no ledge found at a side of their own: the
+    band hidden or outside the photo, or the outline wider than the tile) but beside a
+    sure tile standing on one: index -> the quarter turn that stands them its way
+    (``_row_turns``)."""
+    rows = [i for i in read if read.kinds[i] == "nummix_tile"
+            and float(read.confidences[i]) < UNSURE and i not in feet]
+    return {i: (turn,) for i, turn in _row_turns(read, bands, rows).items()}

@@ -533,3 +533,22 @@ def test_an_unsure_tile_beside_standing_tiles_is_turned_to_their_ledge() -> None
     feet = _feet_as_neighbours(read, bands, {})
     assert feet == {2: (3,)}  # the far tile stands in no row
     assert np.allclose(rotate_quad(quads[2], 3), tiles[2])
+
+
+def test_row_turns_need_the_neighbours_asked_for() -> None:
+    from companion.vision.classify import _row_turns
+    from companion.vision.standing import front_bands
+
+    image = np.full((400, 600, 3), (150, 160, 170), np.uint8)
+    cv2.rectangle(image, (90, 274), (370, 296), (32, 30, 30), -1)
+    tiles = [np.array([[x, 200], [x + 54, 200], [x + 54, 274], [x, 274]], np.float32)
+             for x in (100, 156, 212)]
+    for tile in tiles:
+        cv2.fillConvexPoly(image, tile.astype(np.int32), (235, 240, 242))
+    quads = np.array([tiles[0], tiles[1], rotate_quad(tiles[2], 2)], np.float32)  # upside down
+    read = Detections(quads=quads, kinds=("nummix_tile",) * 3, labels=("r7", "b2", "o9"),
+                      confidences=np.array([0.99, 0.98, 0.9], np.float32), oriented=(True,) * 3)
+    bands = front_bands(image, read)
+    assert _row_turns(read, bands, [2], neighbours=2) == {2: 2}
+    assert _row_turns(read, bands, [0], neighbours=2) == {}  # one other standing tile
+    assert _row_turns(read, bands, [0], neighbours=1) == {0: 0}
