@@ -32,6 +32,7 @@ from companion.vision.colour import apply_gains, white_gains
 from companion.vision.detections import (
     MIN_CONFIDENCE,
     Detections,
+    quad_iou,
     rectify,
     rotate_quad,
     same_corner_order,
@@ -913,7 +914,9 @@ def classify(image: Image, detections: Detections, *, game: str,
                                   oriented=tuple(oriented), data=data)
     if game == "nummix":
         if use_classifier and available_model("nummix_tile", models_dir):
-            read = _split_unsure_tiles(read, balanced, load_model("nummix_tile", models_dir))
+            tile_model = load_model("nummix_tile", models_dir)
+            read = _split_unsure_tiles(read, balanced, tile_model)
+            read = _stepped_from_neighbours(read, balanced, tile_model)
             read = _without_strays(read, balanced)
         read = _feet_on_ledges(read, balanced, models_dir if use_classifier else None)
     return read
@@ -1017,6 +1020,59 @@ def _split_unsure_tiles(read: Detections, balanced: Image, model: Model) -> Dete
     return Detections.concat([kept, *parts])
 
 
+STEP_PITCH = 1.02
+"""Touching tiles' centres lie a tile's side and a thin gap apart (PITCH in
+companion/readers/nummix.py: 0.7 mm on 27 and 37 mm)."""
+STEP_OVERLAP = 0.3
+"""A stepped outline overlapping another located tile this much (IoU) is that tile's."""
+
+
+def _stepped_from_neighbours(read: Detections, balanced: Image, model: Model) -> Detections:
+    """Unsure Nummix tiles read again through a sure neighbour's outline stepped one tile
+    over (``STEP_PITCH``) whose centre lies in the unsure one's outline and that is no
+    other located tile's (``STEP_OVERLAP``), kept (with that outline) if sure and surer:
+    in a group of touching tiles the seams are faint, and the locator's outline can
+    straddle one, half on the next tile."""
+    tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
+    sure = [i for i in tiles if float(read.confidences[i]) >= UNSURE]
+    doubtful = [i for i in tiles if float(read.confidences[i]) < UNSURE]
+    if not sure or not doubtful:
+        return read
+    tries: list[tuple[int, npt.NDArray[np.float32]]] = []
+    for i in doubtful:
+        outline = read.quads[i].astype(np.float32)
+        reach = 1.5 * float(np.linalg.norm(np.roll(outline, -1, axis=0) - outline, axis=1).max())
+        for j in sure:
+            q = read.quads[j]
+            if float(np.linalg.norm(q.mean(axis=0) - outline.mean(axis=0))) > reach:
+                continue
+            right, down = _down(rotate_quad(q, 3), False), _down(q, False)
+            for step in (right, -right, down, -down):
+                moved = (q + STEP_PITCH * step).astype(np.float32)
+                centre = tuple(float(v) for v in moved.mean(axis=0))
+                if cv2.pointPolygonTest(outline, centre, False) < 0:
+                    continue
+                if any(quad_iou(moved, read.quads[k]) >= STEP_OVERLAP
+                       for k in tiles if k != i):
+                    continue
+                tries.append((i, moved))
+    if not tries:
+        return read
+    quads = read.quads.copy()
+    labels = list(read.labels)
+    confidences = read.confidences.copy()
+    alternatives = list(read.data.get("alternatives", ((),) * len(read)))
+    for (i, moved), again in zip(tries, _read_quads(model, balanced, [m for _, m in tries]),
+                                 strict=True):
+        sure_now = float(again.probs.max())
+        if sure_now < max(UNSURE, float(confidences[i])):
+            continue
+        quads[i] = rotate_quad(moved, 2) if again.turned else moved
+        labels[i], confidences[i], alternatives[i] = _top(model.labels, again.probs)
+    return read.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
+                            data={**read.data, "alternatives": tuple(alternatives)})
+
+
 STANDING_SHEARS = (-1.0, -0.75, -0.5, -0.25, 0.25, 0.5, 0.75, 1.0)
 """A tile standing on a rack, seen at a slant, is a parallelogram, its sides leaning
 along the rack; its located outline is a rectangle about it. An unsure standing tile
@@ -1079,20 +1135,23 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
                                          narrowed=narrowed), False)
                   for i, turns in feet.items() for shear in STANDING_SHEARS
                   for narrowed in (False, True)]
-        smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
-        for i, turns in feet.items():  # the outline fitted to the face's own edges
-            start = rotate_quad(read.quads[i], turns[0])
-            tries += [(i, turns[0], fit, False) for fit in fit_card_outline(
-                smooth, start, aspect=_own_aspect(start), count=EDGE_FITS)]
-        for (i, turn, _, plain), again in zip(tries, _read_quads(
-                model, balanced, [quad for _, _, quad, _ in tries]), strict=True):
-            upright = (turn + 2 * again.turned) % 4  # the reading's foot on a ledge
-            sure = float(again.probs.max())
-            if (upright not in feet[i] or sure <= float(confidences[i])
-                    or (not plain and sure < UNSURE)):
-                continue
-            quads[i] = rotate_quad(read.quads[i], upright)
-            labels[i], confidences[i], alternatives[i] = _top(model.labels, again.probs)
+        for _ in range(2):  # then, for those still unsure, outlines fitted to the face
+            for (i, turn, _, plain), again in zip(tries, _read_quads(
+                    model, balanced, [quad for _, _, quad, _ in tries]), strict=True):
+                upright = (turn + 2 * again.turned) % 4  # the reading's foot on a ledge
+                sure = float(again.probs.max())
+                if (upright not in feet[i] or sure <= float(confidences[i])
+                        or (not plain and sure < UNSURE)):
+                    continue
+                quads[i] = rotate_quad(read.quads[i], upright)
+                labels[i], confidences[i], alternatives[i] = _top(model.labels, again.probs)
+            still = [i for i in feet if float(confidences[i]) < UNSURE]
+            if not still:
+                break
+            smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
+            starts = {i: rotate_quad(read.quads[i], feet[i][0]) for i in still}
+            tries = [(i, feet[i][0], fit, False) for i in still for fit in fit_card_outline(
+                smooth, starts[i], aspect=_own_aspect(starts[i]), count=EDGE_FITS)]
         if any(labels[i] != read.labels[i] or confidences[i] != read.confidences[i]
                for i in feet):
             read = read.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,

@@ -552,3 +552,26 @@ def test_row_turns_need_the_neighbours_asked_for() -> None:
     assert _row_turns(read, bands, [2], neighbours=2) == {2: 2}
     assert _row_turns(read, bands, [0], neighbours=2) == {}  # one other standing tile
     assert _row_turns(read, bands, [0], neighbours=1) == {0: 0}
+
+
+@pytest.mark.skipif(not available_model("nummix_tile"), reason="no nummix_tile model")
+def test_an_outline_straddling_a_seam_is_stepped_from_its_sure_neighbour() -> None:
+    from companion.synth import render_scene
+    from companion.vision.classify import _stepped_from_neighbours, load_model
+    from companion.vision.colour import apply_gains, white_gains
+
+    scene = render_scene("nummix", seed=4243, difficulty="normal")
+    tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered]
+    above = next(p for p in tiles if p.label == "r6")
+    below = next(p for p in tiles if p.label == "k6")  # touching r6's foot
+    truth = np.asarray(below.quad, np.float32)
+    down = (truth[3] - truth[0] + truth[2] - truth[1]) / 2
+    straddling = truth - 0.45 * down  # half on r6 (a faint seam)
+    quads = np.array([np.asarray(above.quad, np.float32), straddling], np.float32)
+    read = Detections(quads=quads, kinds=("nummix_tile",) * 2, labels=("r6", "k9"),
+                      confidences=np.array([0.99, 0.3], np.float32), oriented=(True, True))
+    balanced = apply_gains(scene.image, white_gains(scene.image))
+    out = _stepped_from_neighbours(read, balanced, load_model("nummix_tile"))
+    assert out.labels[1] == "k6" and float(out.confidences[1]) >= 0.8
+    assert quad_iou(out.quads[1], truth) > 0.85
+    assert out.labels[0] == "r6" and np.allclose(out.quads[0], quads[0])
