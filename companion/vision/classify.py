@@ -806,8 +806,9 @@ def classify(image: Image, detections: Detections, *, game: str,
     every box crossed or not (``companion.vision.sheet.read_sheet``; ``markers`` are the
     photo's ArUco markers, for our printed sheet's 20–23). Nummix tiles get
     ``data["front"]``: the band at each tile's foot (``companion.vision.standing``);
-    an unsure Nummix outline may come back cut in two (``_split_unsure_tiles``) or
-    dropped as no tile (``_without_strays``), and two Nox cards in one outline as two
+    an unsure Nummix outline may come back cut in two (``_split_unsure_tiles``), moved
+    onto the tile it straddles (``_stepped_from_neighbours``) or dropped as no tile
+    (``_without_strays``), and two Nox cards in one outline as two
     (``_split_card_pairs``), so rows need not match the detections given."""
     if game not in GAMES:
         raise InputError("game", f"unknown game {game!r}; one of: {', '.join(GAMES)}")
