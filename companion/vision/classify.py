@@ -32,6 +32,7 @@ from companion.vision.colour import apply_gains, white_gains
 from companion.vision.detections import (
     MIN_CONFIDENCE,
     Detections,
+    quad_iou,
     rectify,
     rotate_quad,
     same_corner_order,
@@ -877,10 +878,10 @@ def classify(image: Image, detections: Detections, *, game: str,
     every box crossed or not (``companion.vision.sheet.read_sheet``; ``markers`` are the
     photo's ArUco markers, for our printed sheet's 20–23). Nummix tiles get
     ``data["front"]``: the band at each tile's foot (``companion.vision.standing``);
-    an unsure Nummix outline may come back cut in two (``_split_unsure_tiles``) or
-    dropped as no tile (``_without_strays``), and two or three Nox or Qwixx cards in
-    one outline as that many (``_split_card_pairs``), so rows need not match the
-    detections given."""
+    an unsure Nummix outline may come back cut in two (``_split_unsure_tiles``), moved
+    onto the tile it straddles (``_stepped_from_neighbours``) or dropped as no tile
+    (``_without_strays``), and two or three Nox or Qwixx cards in one outline as that
+    many (``_split_card_pairs``), so rows need not match the detections given."""
     if game not in GAMES:
         raise InputError("game", f"unknown game {game!r}; one of: {', '.join(GAMES)}")
     if ocr not in OCR_MODES:
@@ -990,7 +991,9 @@ def classify(image: Image, detections: Detections, *, game: str,
         read = _without_doubtful_tokens(read, balanced)
     if game == "nummix":
         if use_classifier and available_model("nummix_tile", models_dir):
-            read = _split_unsure_tiles(read, balanced, load_model("nummix_tile", models_dir))
+            tile_model = load_model("nummix_tile", models_dir)
+            read = _split_unsure_tiles(read, balanced, tile_model)
+            read = _stepped_from_neighbours(read, balanced, tile_model)
             read = _without_strays(read, balanced)
         read = _feet_on_ledges(read, balanced, models_dir if use_classifier else None)
     return read
@@ -1094,6 +1097,59 @@ def _split_unsure_tiles(read: Detections, balanced: Image, model: Model) -> Dete
     return Detections.concat([kept, *parts])
 
 
+STEP_PITCH = 1.02
+"""Touching tiles' centres lie a tile's side and a thin gap apart (PITCH in
+companion/readers/nummix.py: 0.7 mm on 27 and 37 mm)."""
+STEP_OVERLAP = 0.3
+"""A stepped outline overlapping another located tile this much (IoU) is that tile's."""
+
+
+def _stepped_from_neighbours(read: Detections, balanced: Image, model: Model) -> Detections:
+    """Unsure Nummix tiles read again through a sure neighbour's outline stepped one tile
+    over (``STEP_PITCH``) whose centre lies in the unsure one's outline and that is no
+    other located tile's (``STEP_OVERLAP``), kept (with that outline) if sure and surer:
+    in a group of touching tiles the seams are faint, and the locator's outline can
+    straddle one, half on the next tile."""
+    tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
+    sure = [i for i in tiles if float(read.confidences[i]) >= UNSURE]
+    doubtful = [i for i in tiles if float(read.confidences[i]) < UNSURE]
+    if not sure or not doubtful:
+        return read
+    tries: list[tuple[int, npt.NDArray[np.float32]]] = []
+    for i in doubtful:
+        outline = read.quads[i].astype(np.float32)
+        reach = 1.5 * float(np.linalg.norm(np.roll(outline, -1, axis=0) - outline, axis=1).max())
+        for j in sure:
+            q = read.quads[j]
+            if float(np.linalg.norm(q.mean(axis=0) - outline.mean(axis=0))) > reach:
+                continue
+            right, down = _down(rotate_quad(q, 3), False), _down(q, False)
+            for step in (right, -right, down, -down):
+                moved = (q + STEP_PITCH * step).astype(np.float32)
+                centre = tuple(float(v) for v in moved.mean(axis=0))
+                if cv2.pointPolygonTest(outline, centre, False) < 0:
+                    continue
+                if any(quad_iou(moved, read.quads[k]) >= STEP_OVERLAP
+                       for k in tiles if k != i):
+                    continue
+                tries.append((i, moved))
+    if not tries:
+        return read
+    quads = read.quads.copy()
+    labels = list(read.labels)
+    confidences = read.confidences.copy()
+    alternatives = list(read.data.get("alternatives", ((),) * len(read)))
+    for (i, moved), again in zip(tries, _read_quads(model, balanced, [m for _, m in tries]),
+                                 strict=True):
+        sure_now = float(again.probs.max())
+        if sure_now < max(UNSURE, float(confidences[i])):
+            continue
+        quads[i] = rotate_quad(moved, 2) if again.turned else moved
+        labels[i], confidences[i], alternatives[i] = _top(model.labels, again.probs)
+    return read.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
+                            data={**read.data, "alternatives": tuple(alternatives)})
+
+
 STANDING_SHEARS = (-1.0, -0.75, -0.5, -0.25, 0.25, 0.5, 0.75, 1.0)
 """A tile standing on a rack, seen at a slant, is a parallelogram, its sides leaning
 along the rack; its located outline is a rectangle about it. An unsure standing tile
@@ -1143,8 +1199,9 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
     sides = ledge_sides(balanced, read, bands, unsure_below=UNSURE, pieces=pieces)
     feet = {**{i: (0,) for i in read if read.kinds[i] == "nummix_tile"
                and float(read.confidences[i]) < UNSURE and is_ledge([bands[i]])}, **sides}
+    feet = {**_feet_as_neighbours(read, bands, feet), **feet}
+    model = load_model("nummix_tile", models_dir)
     if feet:  # the quarter turns that put a ledge at each standing tile's foot
-        model = load_model("nummix_tile", models_dir)
         quads = read.quads.copy()
         labels = list(read.labels)
         confidences = read.confidences.copy()
@@ -1155,19 +1212,140 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
                                          narrowed=narrowed), False)
                   for i, turns in feet.items() for shear in STANDING_SHEARS
                   for narrowed in (False, True)]
-        for (i, turn, _, plain), again in zip(tries, _read_quads(
-                model, balanced, [quad for _, _, quad, _ in tries]), strict=True):
-            upright = (turn + 2 * again.turned) % 4  # the reading's foot on a ledge
-            sure = float(again.probs.max())
-            if (upright not in feet[i] or sure <= float(confidences[i])
-                    or (not plain and sure < UNSURE)):
-                continue
-            quads[i] = rotate_quad(read.quads[i], upright)
-            labels[i], confidences[i], alternatives[i] = _top(model.labels, again.probs)
+        for _ in range(2):  # then, for those still unsure, outlines fitted to the face
+            for (i, turn, _, plain), again in zip(tries, _read_quads(
+                    model, balanced, [quad for _, _, quad, _ in tries]), strict=True):
+                upright = (turn + 2 * again.turned) % 4  # the reading's foot on a ledge
+                sure = float(again.probs.max())
+                if (upright not in feet[i] or sure <= float(confidences[i])
+                        or (not plain and sure < UNSURE)):
+                    continue
+                quads[i] = rotate_quad(read.quads[i], upright)
+                labels[i], confidences[i], alternatives[i] = _top(model.labels, again.probs)
+            still = [i for i in feet if float(confidences[i]) < UNSURE]
+            if not still:
+                break
+            smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
+            starts = {i: rotate_quad(read.quads[i], feet[i][0]) for i in still}
+            tries = [(i, feet[i][0], fit, False) for i in still for fit in fit_card_outline(
+                smooth, starts[i], aspect=_own_aspect(starts[i]), count=EDGE_FITS)]
         if any(labels[i] != read.labels[i] or confidences[i] != read.confidences[i]
                for i in feet):
             read = read.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
                                     data={**read.data, "alternatives": tuple(alternatives)})
             bands = front_bands(balanced, read, pieces=pieces)
+    read, bands = _against_the_row(read, balanced, model, bands, pieces)
     return read.with_fields(data={**read.data, "front": bands,
                                   "head": front_bands(balanced, read, head=True, pieces=pieces)})
+
+
+def _own_aspect(quad: npt.NDArray[np.float32]) -> float:
+    """A quad's long over short side (the means of opposite sides)."""
+    sides = np.linalg.norm(np.roll(quad, -1, axis=0) - quad, axis=1)
+    a, b = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
+    return float(max(a, b) / max(min(a, b), 1e-6))
+
+
+ROW_REACH = 1.6
+"""Sure tiles standing on a ledge whose centres lie within this many of a tile's long
+side stand in its row (a rack holds its tiles side by side)."""
+ROW_ALIGNED = 0.7
+"""The quarter turn of a tile whose foot points the row's way (cosine at least this)
+puts its foot on the row's ledge."""
+
+
+def _row_turns(read: Detections, bands: Sequence[Any], rows: Sequence[int], *,
+               neighbours: int = 1) -> dict[int, int]:
+    """Tiles ``rows`` beside at least ``neighbours`` sure tiles standing on a ledge
+    (``ROW_REACH``): index -> the quarter turn that puts the tile's foot where theirs
+    is (``ROW_ALIGNED``; 0 when it is there already)."""
+    from companion.vision.standing import is_ledge
+
+    standing = [i for i in read if read.kinds[i] == "nummix_tile"
+                and float(read.confidences[i]) >= UNSURE and is_ledge([bands[i]])]
+    if len(standing) < neighbours:
+        return {}
+    centres = read.quads[standing].mean(axis=1)
+    downs = np.array([_down(read.quads[i], False) for i in standing], np.float64)
+    downs /= np.maximum(np.linalg.norm(downs, axis=1, keepdims=True), 1e-9)
+    out = {}
+    for i in rows:
+        q = read.quads[i]
+        reach = ROW_REACH * float(np.linalg.norm(np.roll(q, -1, axis=0) - q, axis=1).max())
+        near = ((np.linalg.norm(centres - q.mean(axis=0), axis=1) <= reach)
+                & (np.array(standing) != i))
+        if near.sum() < neighbours:
+            continue
+        way = downs[near].mean(axis=0)
+        way /= max(float(np.linalg.norm(way)), 1e-9)
+        cosines = []
+        for turn in range(4):
+            down = _down(rotate_quad(q, turn), False).astype(np.float64)
+            cosines.append(float(down @ way) / max(float(np.linalg.norm(down)), 1e-9))
+        best = int(np.argmax(cosines))
+        if cosines[best] >= ROW_ALIGNED:
+            out[i] = best
+    return out
+
+
+def _against_the_row(read: Detections, balanced: Image, model: Model,
+                     bands: Sequence[Any], pieces: npt.NDArray[np.int32]
+                     ) -> tuple[Detections, Sequence[Any]]:
+    """Sure Nummix tiles with no ledge at their foot, in a row of at least two sure
+    tiles standing on one, turned the other way (a quarter or half turn) with a ledge
+    at the foot so turned: read again standing so (``_read_standing``), and kept so if
+    that reading is sure. The model reads a slanted tile's outline from the wrong side
+    surely now and then (a 6 as a 9); the ledge settles which way is up."""
+    from companion.vision.standing import front_bands, is_ledge
+
+    rows = [i for i in read if read.kinds[i] == "nummix_tile"
+            and float(read.confidences[i]) >= UNSURE and not is_ledge([bands[i]])]
+    turns = {i: t for i, t in _row_turns(read, bands, rows, neighbours=2).items() if t}
+    if not turns:
+        return read, bands
+    turned = read.with_fields(quads=np.array([
+        rotate_quad(q, turns.get(i, 0)) for i, q in enumerate(read.quads)], np.float32))
+    ledge = front_bands(balanced, turned, pieces=pieces)
+    again = [i for i in turns if is_ledge([ledge[i]])]
+    readings = _read_standing(model, balanced, [turned.quads[i] for i in again])
+    kept = [(i, probs) for i, probs in zip(again, readings, strict=True)
+            if float(probs.max()) >= UNSURE]
+    if not kept:
+        return read, bands
+    quads = read.quads.copy()
+    labels = list(read.labels)
+    confidences = read.confidences.copy()
+    alternatives = list(read.data.get("alternatives", ((),) * len(read)))
+    for i, probs in kept:
+        quads[i] = turned.quads[i]
+        labels[i], confidences[i], alternatives[i] = _top(model.labels, probs)
+    read = read.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
+                            data={**read.data, "alternatives": tuple(alternatives)})
+    return read, front_bands(balanced, read, pieces=pieces)
+
+
+def _read_standing(model: Model, balanced: Image, quads: Sequence[npt.NDArray[np.float32]]
+                   ) -> list[npt.NDArray[np.float64]]:
+    """Label probabilities of pieces known to stand upright in ``quads`` (as
+    ``read_crops`` scores them, given the piece is not upside down)."""
+    if not quads:
+        return []
+    crops = np.stack([rectify(balanced, q, size=model.size) for q in quads])
+    opposite = np.stack([rectify(balanced, rotate_quad(q, 2), size=model.size) for q in quads])
+    both = _softmax(model.logits(np.concatenate([crops, opposite])))
+    k = len(model.labels)
+    p0 = both[:len(quads)].reshape(-1, k, 2)
+    p1 = both[len(quads):].reshape(-1, k, 2)
+    upright = np.sqrt(p0[:, :, 0] * p1[:, :, 1])
+    return list(upright / np.maximum(upright.sum(axis=1, keepdims=True), 1e-12))
+
+
+def _feet_as_neighbours(read: Detections, bands: Sequence[Any],
+                        feet: dict[int, tuple[int, ...]]) -> dict[int, tuple[int, ...]]:
+    """Unsure Nummix tiles not in ``feet`` (no ledge found at a side of their own: the
+    band hidden or outside the photo, or the outline wider than the tile) but beside a
+    sure tile standing on one: index -> the quarter turn that stands them its way
+    (``_row_turns``)."""
+    rows = [i for i in read if read.kinds[i] == "nummix_tile"
+            and float(read.confidences[i]) < UNSURE and i not in feet]
+    return {i: (turn,) for i, turn in _row_turns(read, bands, rows).items()}

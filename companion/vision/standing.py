@@ -103,6 +103,8 @@ def is_ledge(bands: Sequence[FrontBand | None]) -> bool:
         return False
 
     def median(field: str) -> float:
+        if len(known) == 1:  # one tile's band (the common case; np.median is slow)
+            return float(getattr(known[0], field))
         return float(np.median([getattr(b, field) for b in known]))
 
     return ((median("contrast") >= LEDGE_CONTRAST and median("darkness") <= LEDGE_DARKNESS

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import cv2
 import numpy as np
 import pytest
 
@@ -546,3 +547,67 @@ def test_a_qwixx_play_in_one_outline_is_read_card_by_card() -> None:
         assert len(whole) == len(truth), seed  # nothing else split
     # here 5 of 5 (two of two cards, three of three)
     assert joined >= 4 and split >= joined - 1, (joined, split)
+
+
+def test_an_unsure_tile_beside_standing_tiles_is_turned_to_their_ledge() -> None:
+    from companion.vision.classify import _feet_as_neighbours
+    from companion.vision.standing import front_bands
+
+    image = np.full((400, 600, 3), (150, 160, 170), np.uint8)  # a light table
+    cv2.rectangle(image, (90, 274), (370, 296), (32, 30, 30), -1)  # the rack's ledge
+    tiles = [np.array([[x, 200], [x + 54, 200], [x + 54, 274], [x, 274]], np.float32)
+             for x in (100, 156, 212)]
+    for tile in tiles:
+        cv2.fillConvexPoly(image, tile.astype(np.int32), (235, 240, 242))
+    far = np.array([[450, 60], [504, 60], [504, 134], [450, 134]], np.float32)
+    cv2.fillConvexPoly(image, far.astype(np.int32), (235, 240, 242))
+    quads = np.array([*tiles[:2], np.roll(tiles[2], -1, axis=0), far], np.float32)
+    read = Detections(quads=quads, kinds=("nummix_tile",) * 4, labels=("r7", "b2", "k1", "o3"),
+                      confidences=np.array([0.99, 0.98, 0.3, 0.3], np.float32),
+                      oriented=(True,) * 4)
+    bands = front_bands(image, read)
+    feet = _feet_as_neighbours(read, bands, {})
+    assert feet == {2: (3,)}  # the far tile stands in no row
+    assert np.allclose(rotate_quad(quads[2], 3), tiles[2])
+
+
+def test_row_turns_need_the_neighbours_asked_for() -> None:
+    from companion.vision.classify import _row_turns
+    from companion.vision.standing import front_bands
+
+    image = np.full((400, 600, 3), (150, 160, 170), np.uint8)
+    cv2.rectangle(image, (90, 274), (370, 296), (32, 30, 30), -1)
+    tiles = [np.array([[x, 200], [x + 54, 200], [x + 54, 274], [x, 274]], np.float32)
+             for x in (100, 156, 212)]
+    for tile in tiles:
+        cv2.fillConvexPoly(image, tile.astype(np.int32), (235, 240, 242))
+    quads = np.array([tiles[0], tiles[1], rotate_quad(tiles[2], 2)], np.float32)  # upside down
+    read = Detections(quads=quads, kinds=("nummix_tile",) * 3, labels=("r7", "b2", "o9"),
+                      confidences=np.array([0.99, 0.98, 0.9], np.float32), oriented=(True,) * 3)
+    bands = front_bands(image, read)
+    assert _row_turns(read, bands, [2], neighbours=2) == {2: 2}
+    assert _row_turns(read, bands, [0], neighbours=2) == {}  # one other standing tile
+    assert _row_turns(read, bands, [0], neighbours=1) == {0: 0}
+
+
+@pytest.mark.skipif(not available_model("nummix_tile"), reason="no nummix_tile model")
+def test_an_outline_straddling_a_seam_is_stepped_from_its_sure_neighbour() -> None:
+    from companion.synth import render_scene
+    from companion.vision.classify import _stepped_from_neighbours, load_model
+    from companion.vision.colour import apply_gains, white_gains
+
+    scene = render_scene("nummix", seed=4243, difficulty="normal")
+    tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered]
+    above = next(p for p in tiles if p.label == "r6")
+    below = next(p for p in tiles if p.label == "k6")  # touching r6's foot
+    truth = np.asarray(below.quad, np.float32)
+    down = (truth[3] - truth[0] + truth[2] - truth[1]) / 2
+    straddling = truth - 0.45 * down  # half on r6 (a faint seam)
+    quads = np.array([np.asarray(above.quad, np.float32), straddling], np.float32)
+    read = Detections(quads=quads, kinds=("nummix_tile",) * 2, labels=("r6", "k9"),
+                      confidences=np.array([0.99, 0.3], np.float32), oriented=(True, True))
+    balanced = apply_gains(scene.image, white_gains(scene.image))
+    out = _stepped_from_neighbours(read, balanced, load_model("nummix_tile"))
+    assert out.labels[1] == "k6" and float(out.confidences[1]) >= 0.8
+    assert quad_iou(out.quads[1], truth) > 0.85
+    assert out.labels[0] == "r6" and np.allclose(out.quads[0], quads[0])
