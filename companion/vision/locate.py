@@ -100,6 +100,8 @@ Darker still (a black card) is a piece."""
 
 BOARD_VIEW = (600, 300)
 """The research board is looked at rectified to this size (pixels) to find tokens."""
+TOKEN_RADIUS = BOARD_VIEW[0] * 8.0 / 300.0
+"""A token's radius in that view: 16 mm across on a 300 mm board."""
 BOARD_GRID = (0.03, 0.18, 0.94, 0.79, 0.06)
 """The research board's face as the renderer prints it (companion.synth's
 catbox_cell_rect): the 9×4 cells lie within these left, top, width and height margins
@@ -120,12 +122,15 @@ starts: on scenes 61300-61359 the side lines' start won only where the first fit
 failed or reached 0.64 (the first fits' median 0.72)."""
 COLUMN_STEPS = ((1, 0), (0, 1), (-1, 0), (0, -1))
 COLUMN_STEP_BELOW = 0.7
+COLUMN_STEP_ROUNDS = 3
 """A fit correlating under COLUMN_STEP_BELOW is tried again from its quad a column
 longer or shorter at either end (a card against the board's end cuts its outline short
 by a column, and the fit, whose reach is half a cell, lands a column off): the better
-correlating fit is kept. Dev scenes 61212 and 61827: fitted 1.2 cells off at 0.58 and
-0.59; from the quad a column longer at its start, 0.06 cells off at 0.67. Outlines of
-scenes 61000-61005 cut a column short: fitted a column off at 0.55-0.66."""
+correlating fit is kept, and stepped from again while it stays weak, up to
+COLUMN_STEP_ROUNDS times. Dev scenes 61212 and 61827: fitted 1.2 cells off at 0.58
+and 0.59; from the quad a column longer at its start, 0.06 cells off at 0.67; 61619:
+0.70 a column off after one step, 0.82 on the cells after two. Outlines of scenes
+61000-61005 cut a column short: fitted a column off at 0.55-0.66."""
 TOKEN_VOTES = 18
 """Hough accumulator threshold for a token's circle in the board view."""
 TOKEN_CONTRAST = 22.0
@@ -439,14 +444,11 @@ def tokens_on_board(image: Image, board: npt.NDArray[np.float32]) -> list[npt.ND
     corners = np.asarray(board, np.float32)
     if np.linalg.norm(corners[1] - corners[0]) < np.linalg.norm(corners[2] - corners[1]):
         corners = np.roll(corners, -1, axis=0)  # long edge first
-    width, height = BOARD_VIEW
-    target = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
-    to_view = cv2.getPerspectiveTransform(corners, target)
-    view = cv2.warpPerspective(image, to_view, (width, height))
+    view, to_view = _board_view(image, corners)
     lab = cv2.cvtColor(view, cv2.COLOR_BGR2LAB)
     channels = [cv2.cvtColor(view, cv2.COLOR_BGR2GRAY)]
     channels += [cv2.normalize(lab[..., k], None, 0, 255, cv2.NORM_MINMAX) for k in (1, 2)]
-    radius = width * 8.0 / 300.0
+    radius = TOKEN_RADIUS
     found: list[tuple[float, float, float]] = []
     for channel in channels:
         circles = cv2.HoughCircles(cv2.GaussianBlur(channel, (5, 5), 1.2), cv2.HOUGH_GRADIENT,
@@ -490,10 +492,11 @@ def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
                        starts: Sequence[npt.NDArray[np.float32]] = ()
                        ) -> npt.NDArray[np.float32]:
     """The upright board ``quad`` fitted to its printed cells (``_fit_to_cells``), from
-    it and from each other start (the same corners' order), the fit that correlates
-    best; ``quad`` itself when none converges above BOARD_FIT_CC. A trapezoid's
-    minimum-area rectangle puts a corner one to two cells out, beyond the fit's reach,
-    where lines along the outline's sides do not (segment._side_lines)."""
+    it and, while the fit is weak (BOARD_FIT_GOOD), from each other start (the same
+    corners' order), then from the best a column longer or shorter (COLUMN_STEPS): the
+    fit that correlates best; ``quad`` itself when none converges above BOARD_FIT_CC. A
+    trapezoid's minimum-area rectangle puts a corner one to two cells out, beyond the
+    fit's reach, where lines along the outline's sides do not (segment._side_lines)."""
     best = (-1.0, np.asarray(quad, np.float32))
     for start in (quad, *starts):
         cc, fitted = _fit_to_cells(image, start)
@@ -501,13 +504,16 @@ def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
             best = (cc, fitted)
         if best[0] >= BOARD_FIT_GOOD:
             break  # the other starts only ever won over a failed or weaker fit
-    if best[0] >= COLUMN_STEP_BELOW:
-        return best[1]
-    base = best[1]  # still weak: an outline a column short or long at one end?
-    for before, after in COLUMN_STEPS:
-        cc, fitted = _fit_to_cells(image, _lengthened(base, before, after))
-        if cc > best[0]:
-            best = (cc, fitted)
+    for _ in range(COLUMN_STEP_ROUNDS):  # still weak: a column short or long at an end?
+        if best[0] >= COLUMN_STEP_BELOW:
+            break
+        base = best
+        for before, after in COLUMN_STEPS:
+            cc, fitted = _fit_to_cells(image, _lengthened(base[1], before, after))
+            if cc > best[0]:
+                best = (cc, fitted)
+        if best is base:
+            break
     return best[1]
 
 
@@ -578,8 +584,9 @@ def tokens_in_cells(image: Image, board: npt.NDArray[np.float32],
     cell around it by CELL_TOKEN_CONTRAST (an empty cell's middle is its own colour).
     Square quads in image pixels, as ``tokens_on_board``."""
     width, height = BOARD_VIEW
-    lab, to_view = _board_view(image, board)
-    radius = width * 8.0 / 300.0
+    view, to_view = _board_view(image, board)
+    lab = cv2.cvtColor(view, cv2.COLOR_BGR2LAB)
+    radius = TOKEN_RADIUS
     left, top, grid_w, grid_h, _ = BOARD_GRID
     seen = (cv2.perspectiveTransform(np.float32([q.mean(axis=0) for q in tokens]).reshape(
         -1, 1, 2), to_view).reshape(-1, 2) if len(tokens) else np.zeros((0, 2), np.float32))
@@ -605,22 +612,23 @@ def token_contrasts(image: Image, board: npt.NDArray[np.float32],
     around it, a token's size, in the ``board``'s rectified view (``_token_contrast``);
     0 for a point off the board."""
     width, height = BOARD_VIEW
-    lab, to_view = _board_view(image, board)
+    view, to_view = _board_view(image, board)
+    lab = cv2.cvtColor(view, cv2.COLOR_BGR2LAB)
     seen = cv2.perspectiveTransform(np.asarray(points, np.float32).reshape(-1, 1, 2),
                                     to_view).reshape(-1, 2)
-    return [_token_contrast(lab, float(x), float(y), width * 8.0 / 300.0)
+    return [_token_contrast(lab, float(x), float(y), TOKEN_RADIUS)
             if 0 <= x < width and 0 <= y < height else 0.0 for x, y in seen]
 
 
 def _board_view(image: Image, board: npt.NDArray[np.float32]
                 ) -> tuple[Image, npt.NDArray[np.float64]]:
-    """The ``board`` quad's content rectified to BOARD_VIEW, in Lab, and the homography
-    from the image to that view."""
+    """The ``board`` quad's content rectified to BOARD_VIEW (its first corner at the
+    view's top-left), and the homography from the image to that view."""
     width, height = BOARD_VIEW
     target = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
     to_view = cv2.getPerspectiveTransform(np.asarray(board, np.float32).reshape(4, 2), target)
-    lab = cv2.cvtColor(cv2.warpPerspective(image, to_view, (width, height)), cv2.COLOR_BGR2LAB)
-    return lab, to_view
+    view: Image = cv2.warpPerspective(image, to_view, (width, height))
+    return view, to_view
 
 
 def _token_contrast(lab: Image, x: float, y: float, r: float) -> float:
