@@ -1097,6 +1097,24 @@ def _split_unsure_tiles(read: Detections, balanced: Image, model: Model) -> Dete
     return Detections.concat([kept, *parts])
 
 
+def _with_readings(read: Detections, model: Model,
+                   changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]]
+                   ) -> Detections:
+    """``read`` with pieces read again: index -> (the outline it was read through, the
+    label probabilities) sets its quad, label, confidence and alternatives."""
+    if not changes:
+        return read
+    quads = read.quads.copy()
+    labels = list(read.labels)
+    confidences = read.confidences.copy()
+    alternatives = list(read.data.get("alternatives", ((),) * len(read)))
+    for i, (quad, probs) in changes.items():
+        quads[i] = quad
+        labels[i], confidences[i], alternatives[i] = _top(model.labels, probs)
+    return read.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
+                            data={**read.data, "alternatives": tuple(alternatives)})
+
+
 STEP_PITCH = 1.02
 """Touching tiles' centres lie a tile's side and a thin gap apart (PITCH in
 companion/readers/nummix.py: 0.7 mm on 27 and 37 mm)."""
@@ -1135,19 +1153,16 @@ def _stepped_from_neighbours(read: Detections, balanced: Image, model: Model) ->
                 tries.append((i, moved))
     if not tries:
         return read
-    quads = read.quads.copy()
-    labels = list(read.labels)
     confidences = read.confidences.copy()
-    alternatives = list(read.data.get("alternatives", ((),) * len(read)))
+    changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
     for (i, moved), again in zip(tries, _read_quads(model, balanced, [m for _, m in tries]),
                                  strict=True):
         sure_now = float(again.probs.max())
         if sure_now < max(UNSURE, float(confidences[i])):
             continue
-        quads[i] = rotate_quad(moved, 2) if again.turned else moved
-        labels[i], confidences[i], alternatives[i] = _top(model.labels, again.probs)
-    return read.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
-                            data={**read.data, "alternatives": tuple(alternatives)})
+        changes[i] = (rotate_quad(moved, 2) if again.turned else moved, again.probs)
+        confidences[i] = sure_now
+    return _with_readings(read, model, changes)
 
 
 STANDING_SHEARS = (-1.0, -0.75, -0.5, -0.25, 0.25, 0.5, 0.75, 1.0)
@@ -1202,10 +1217,8 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
     feet = {**_feet_as_neighbours(read, bands, feet), **feet}
     model = load_model("nummix_tile", models_dir)
     if feet:  # the quarter turns that put a ledge at each standing tile's foot
-        quads = read.quads.copy()
-        labels = list(read.labels)
         confidences = read.confidences.copy()
-        alternatives = list(read.data.get("alternatives", ((),) * len(read)))
+        changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
         tries = [(i, turns[0], rotate_quad(read.quads[i], turns[0]), True)
                  for i, turns in feet.items() if turns != (0,)]
         tries += [(i, turns[0], _sheared(rotate_quad(read.quads[i], turns[0]), shear,
@@ -1220,8 +1233,8 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
                 if (upright not in feet[i] or sure <= float(confidences[i])
                         or (not plain and sure < UNSURE)):
                     continue
-                quads[i] = rotate_quad(read.quads[i], upright)
-                labels[i], confidences[i], alternatives[i] = _top(model.labels, again.probs)
+                changes[i] = (rotate_quad(read.quads[i], upright), again.probs)
+                confidences[i] = sure
             still = [i for i in feet if float(confidences[i]) < UNSURE]
             if not still:
                 break
@@ -1229,10 +1242,8 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
             starts = {i: rotate_quad(read.quads[i], feet[i][0]) for i in still}
             tries = [(i, feet[i][0], fit, False) for i in still for fit in fit_card_outline(
                 smooth, starts[i], aspect=_own_aspect(starts[i]), count=EDGE_FITS)]
-        if any(labels[i] != read.labels[i] or confidences[i] != read.confidences[i]
-               for i in feet):
-            read = read.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
-                                    data={**read.data, "alternatives": tuple(alternatives)})
+        if changes:
+            read = _with_readings(read, model, changes)
             bands = front_bands(balanced, read, pieces=pieces)
     read, bands = _against_the_row(read, balanced, model, bands, pieces)
     return read.with_fields(data={**read.data, "front": bands,
@@ -1312,15 +1323,7 @@ def _against_the_row(read: Detections, balanced: Image, model: Model,
             if float(probs.max()) >= UNSURE]
     if not kept:
         return read, bands
-    quads = read.quads.copy()
-    labels = list(read.labels)
-    confidences = read.confidences.copy()
-    alternatives = list(read.data.get("alternatives", ((),) * len(read)))
-    for i, probs in kept:
-        quads[i] = turned.quads[i]
-        labels[i], confidences[i], alternatives[i] = _top(model.labels, probs)
-    read = read.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
-                            data={**read.data, "alternatives": tuple(alternatives)})
+    read = _with_readings(read, model, {i: (turned.quads[i], probs) for i, probs in kept})
     return read, front_bands(balanced, read, pieces=pieces)
 
 
