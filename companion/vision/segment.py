@@ -267,9 +267,7 @@ def _edge_quad(grey: npt.NDArray[np.float32], quad: npt.NDArray[np.float32], *,
             lines.append((a, (b - a) / length))
             continue
         hits = base[strong] + (offsets[best[strong]] + 0.5)[:, None] * normal[None, :]
-        vx, vy, x0, y0 = cv2.fitLine(hits.astype(np.float32), cv2.DIST_HUBER, 0, 0.01,
-                                     0.01).ravel()
-        lines.append((np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)))
+        lines.append(_robust_line(hits))
     met = meeting_corners(lines)
     if met is None:
         return quad
@@ -447,9 +445,7 @@ def _side_lines(hull: npt.NDArray[np.float32], rect: npt.NDArray[np.float32], *,
         mine = points[nearest == k]
         if len(mine) < SIDE_LEAST * SIDE_SAMPLES:
             return None
-        vx, vy, x0, y0 = cv2.fitLine(mine.astype(np.float32), cv2.DIST_HUBER, 0, 0.01,
-                                     0.01).ravel()
-        point, direction = np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)
+        point, direction = _robust_line(mine)
         lines.append((point - inset * outward_normal(point, point + direction, centre),
                       direction))
     met = meeting_corners(lines)
@@ -459,6 +455,15 @@ def _side_lines(hull: npt.NDArray[np.float32], rect: npt.NDArray[np.float32], *,
     if np.linalg.norm(met - rect, axis=1).max() > SIDE_LINES_REACH * diagonal:
         return None
     return met.astype(np.float32)
+
+
+def _robust_line(points: npt.NDArray[Any]) -> tuple[npt.NDArray[np.float64],
+                                                    npt.NDArray[np.float64]]:
+    """(a point on it, its unit direction) of the line through ``points`` fitted with
+    Huber's loss: a few points off it (a card over the edge) pull little."""
+    vx, vy, x0, y0 = cv2.fitLine(np.asarray(points, np.float32), cv2.DIST_HUBER, 0, 0.01,
+                                 0.01).ravel()
+    return np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)
 
 
 def _cross(u: npt.NDArray[np.float32], v: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
