@@ -122,16 +122,13 @@ def _markers_in(grey: npt.NDArray[np.uint8]
             for c, i in zip(corners, ids.ravel(), strict=True) if int(i) in OUR_IDS], squares
 
 
-_CELL_PX = 8
-
-
 @lru_cache(maxsize=1)
 def _patterns() -> dict[tuple[int, int], npt.NDArray[np.float32]]:
     """(id, quarter turns) → the marker's 16 inner cells as ±1, for every id we print."""
     out = {}
     for marker_id in sorted(OUR_IDS):
-        cells = marker_image(marker_id, 6 * _CELL_PX).astype(np.float32).reshape(
-            6, _CELL_PX, 6, _CELL_PX).mean(axis=(1, 3))[1:5, 1:5]
+        cells = marker_image(marker_id, 6 * MARKER_PIXELS_PER_CELL).astype(np.float32).reshape(
+            6, MARKER_PIXELS_PER_CELL, 6, MARKER_PIXELS_PER_CELL).mean(axis=(1, 3))[1:5, 1:5]
         for turn in range(4):
             out[(marker_id, turn)] = np.where(np.rot90(cells, -turn) > 127, 1.0, -1.0
                                               ).astype(np.float32).ravel()
@@ -161,7 +158,7 @@ def _seat_match(grey: npt.NDArray[np.uint8], square: npt.NDArray[np.float32]
                 ) -> tuple[int, int, float] | None:
     """(seat id, quarter turns, correlation) when ``square`` looks like a seat marker
     (see SEAT_MATCH), else None."""
-    c = _CELL_PX
+    c = MARKER_PIXELS_PER_CELL
     to_view = cv2.getPerspectiveTransform(square.astype(np.float32), np.float32(
         [[c, c], [7 * c, c], [7 * c, 7 * c], [c, 7 * c]]))
     view = cv2.warpPerspective(grey, to_view, (8 * c, 8 * c)).astype(np.float32)
