@@ -7,8 +7,8 @@ pieces are read twice, as found and turned 180°; the model knows both "upright"
 "upside down" for every label, so the two readings vote on label and orientation
 together (a 6 upside down is not a 9: the tile's logo and the card's underline tell).
 Unsure pieces keep a low confidence and their top-3 alternatives; Tesseract is asked
-for a second opinion on printed numbers when the CNN is unsure (all of a photo's unsure
-pieces in one Tesseract process: starting it costs more than reading a crop).
+for a second opinion on printed numbers the CNN is still unsure of once the photo is
+read (all of them in one Tesseract process: starting it costs more than reading a crop).
 """
 
 from __future__ import annotations
@@ -622,15 +622,10 @@ def _nudge(quad: npt.NDArray[np.float32], scale: float, dx: float, dy: float, *,
     return out
 
 
-@dataclass(frozen=True)
-class _Unsure:
-    """A piece the CNN read with less than ``UNSURE`` confidence, awaiting Tesseract."""
-
-    row: int
-    kind: str
-    labels: tuple[str, ...]
-    probs: npt.NDArray[np.float64]
-    size: tuple[int, int]
+PROBABILITIES = "_probabilities"
+"""Internal ``data`` field while a photo is read: each piece's latest CNN label
+probabilities (None if not read by a CNN), so Tesseract is asked last, about the pieces
+still unsure after every reading again (``_second_opinion``). Not in the result."""
 
 
 def _sheet_upright(quad: npt.NDArray[np.float32], boxes: Sequence[Any]
@@ -908,7 +903,7 @@ def classify(image: Image, detections: Detections, *, game: str,
     oriented = list(detections.oriented)
     alternatives: list[tuple[tuple[str, float], ...]] = list(
         detections.data.get("alternatives", ((),) * n))
-    unsure: list[_Unsure] = []  # asked of Tesseract together, after every kind is read
+    probabilities: list[Any] = [None] * n  # PROBABILITIES: for Tesseract, asked last
     for kind in sorted(set(detections.kinds)):
         rows = [i for i in range(n) if detections.kinds[i] == kind]
         if not available_model(kind, models_dir):
@@ -946,24 +941,11 @@ def classify(image: Image, detections: Detections, *, game: str,
             upright = rotate_quad(q, 2) if reading.turned else q
             quads[i] = upright
             oriented[i] = model.oriented
-            if ocr == "auto" and kind in NUMBER_REGION and reading.probs.max() < UNSURE:
-                unsure.append(_Unsure(i, kind, model.labels, reading.probs, size))
-                continue
             labels[i], confidences[i], alternatives[i] = _top(model.labels, reading.probs)
-    if unsure:  # the second opinion: one Tesseract process for all unsure numbers
-        from companion.vision.ocr import read_numbers
-
-        big = [rectify(balanced, quads[u.row], size=(u.size[0] * OCR_SCALE,
-                                                      u.size[1] * OCR_SCALE)) for u in unsure]
-        opinions = read_numbers(big, max_values=[MAX_NUMBER[u.kind] for u in unsure],
-                                regions=[NUMBER_REGION[u.kind] for u in unsure])
-        for u, (number, conf) in zip(unsure, opinions, strict=True):
-            probs = _with_ocr(u.labels, u.probs, number, conf)
-            labels[u.row], confidences[u.row], alternatives[u.row] = _top(u.labels, probs)
+            probabilities[i] = reading.probs
     data = dict(detections.data)
     data["alternatives"] = tuple(alternatives)
-    asked = {u.row for u in unsure}
-    data["second_opinion"] = tuple(i in asked for i in range(n))  # Tesseract was asked
+    data[PROBABILITIES] = tuple(probabilities)
     rox_rows = [i for i in range(n) if detections.kinds[i] == "rox_card"]
     if use_classifier and rox_rows and available_model("rox_edge", models_dir):
         edges: list[Any] = list(data.get("edge", (None,) * n))
@@ -996,7 +978,41 @@ def classify(image: Image, detections: Detections, *, game: str,
             read = _stepped_from_neighbours(read, balanced, tile_model)
             read = _without_strays(read, balanced)
         read = _feet_on_ledges(read, balanced, models_dir if use_classifier else None)
-    return read
+    return _second_opinion(read, balanced, models_dir, ask=ocr == "auto")
+
+
+def _second_opinion(read: Detections, balanced: Image, models_dir: Path, *, ask: bool
+                    ) -> Detections:
+    """Tesseract's reading folded into every numbered piece the CNN still reads unsure
+    (``UNSURE``) once the photo is read (``_with_ocr``; all in one Tesseract process),
+    and ``data["second_opinion"]``: whether it was asked. Asked last, it reads each
+    piece through the outline and the way up the reader settled on, and not the pieces
+    read sure again, cut in two or dropped as no piece (a Tesseract process costs ~100
+    ms, more than the rest of a photo's reading)."""
+    probabilities = read.data.get(PROBABILITIES, (None,) * len(read))
+    unsure = [i for i in read if ask and probabilities[i] is not None
+              and read.kinds[i] in NUMBER_REGION and float(probabilities[i].max()) < UNSURE]
+    data = {k: v for k, v in read.data.items() if k != PROBABILITIES}
+    data["second_opinion"] = tuple(i in unsure for i in read)
+    if not unsure:
+        return read.with_fields(data=data)
+    from companion.vision.ocr import read_numbers
+
+    models = {kind: load_model(kind, models_dir) for kind in {read.kinds[i] for i in unsure}}
+    big = [rectify(balanced, read.quads[i], size=(
+        models[read.kinds[i]].size[0] * OCR_SCALE, models[read.kinds[i]].size[1] * OCR_SCALE))
+        for i in unsure]
+    opinions = read_numbers(big, max_values=[MAX_NUMBER[read.kinds[i]] for i in unsure],
+                            regions=[NUMBER_REGION[read.kinds[i]] for i in unsure])
+    labels = list(read.labels)
+    confidences = read.confidences.copy()
+    alternatives = list(data.get("alternatives", ((),) * len(read)))
+    for i, (number, conf) in zip(unsure, opinions, strict=True):
+        kind_labels = models[read.kinds[i]].labels
+        probs = _with_ocr(kind_labels, probabilities[i], number, conf)
+        labels[i], confidences[i], alternatives[i] = _top(kind_labels, probs)
+    data["alternatives"] = tuple(alternatives)
+    return read.with_fields(labels=tuple(labels), confidences=confidences, data=data)
 
 
 TILE_PAIR_AREA = (1.6, 2.6)
@@ -1079,7 +1095,7 @@ def _split_unsure_tiles(read: Detections, balanced: Image, model: Model) -> Dete
     for n, i in enumerate(cut):
         if i not in split:
             continue
-        quads_i, labels, confs, alts = [], [], [], []
+        quads_i, labels, confs, alts, probs = [], [], [], [], []
         for start, reading in zip(starts[2 * n:2 * n + 2], readings[2 * n:2 * n + 2],
                                   strict=True):
             quads_i.append(rotate_quad(start, 2) if reading.turned else start)
@@ -1087,12 +1103,13 @@ def _split_unsure_tiles(read: Detections, balanced: Image, model: Model) -> Dete
             labels.append(label)
             confs.append(conf)
             alts.append(alt)
+            probs.append(reading.probs)
         parts.append(Detections(np.asarray(quads_i, np.float32), ("nummix_tile",) * 2,
                                 labels=tuple(labels),
                                 confidences=np.asarray(confs, np.float32),
                                 oriented=(True, True),
                                 data={"alternatives": tuple(alts),
-                                      "second_opinion": (False, False)}))
+                                      PROBABILITIES: tuple(probs)}))
     kept = read.select([i for i in read if i not in split])
     return Detections.concat([kept, *parts])
 
@@ -1108,11 +1125,14 @@ def _with_readings(read: Detections, model: Model,
     labels = list(read.labels)
     confidences = read.confidences.copy()
     alternatives = list(read.data.get("alternatives", ((),) * len(read)))
+    probabilities = list(read.data.get(PROBABILITIES, (None,) * len(read)))
     for i, (quad, probs) in changes.items():
         quads[i] = quad
         labels[i], confidences[i], alternatives[i] = _top(model.labels, probs)
+        probabilities[i] = probs
     return read.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
-                            data={**read.data, "alternatives": tuple(alternatives)})
+                            data={**read.data, "alternatives": tuple(alternatives),
+                                  PROBABILITIES: tuple(probabilities)})
 
 
 STEP_PITCH = 1.02

@@ -611,3 +611,45 @@ def test_an_outline_straddling_a_seam_is_stepped_from_its_sure_neighbour() -> No
     assert out.labels[1] == "k6" and float(out.confidences[1]) >= 0.8
     assert quad_iou(out.quads[1], truth) > 0.85
     assert out.labels[0] == "r6" and np.allclose(out.quads[0], quads[0])
+
+
+def test_tesseract_is_asked_last_and_only_about_pieces_still_unsure(monkeypatch) -> None:
+    """The fingertip outlined as a tile reads unsure but is dropped as no tile: Tesseract
+    (a ~100 ms process) is not started for it; every piece it is asked about is one the
+    reading reports, still unsure."""
+    import cv2
+
+    from companion.synth import render_scene
+    from companion.vision import ocr
+
+    asked: list[int] = []
+    real_read_numbers = ocr.read_numbers
+
+    def counting(crops, **options):
+        asked.append(len(crops))
+        return real_read_numbers(crops, **options)
+
+    monkeypatch.setattr(ocr, "read_numbers", counting)
+    scene = render_scene("nummix", seed=7400, difficulty="easy")
+    tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered
+             and p.visible_fraction > 0.99]
+    quads = np.array([np.asarray(p.quad, np.float32) for p in tiles])
+    image = scene.image.copy()
+    corner = np.float32([30, 30])
+    finger = np.array([corner, corner + quads[0, 1] - quads[0, 0],
+                       corner + quads[0, 2] - quads[0, 0], corner + quads[0, 3] - quads[0, 0]])
+    cv2.fillConvexPoly(image, np.round(finger).astype(np.int32), (150, 160, 215))  # skin
+    found = Detections(np.array([*quads, finger]), ("nummix_tile",) * (len(tiles) + 1))
+    read = classify(image, found, game="nummix", ocr="auto")
+    assert len(read) == len(tiles)  # the fingertip was dropped ...
+    assert sum(asked) == sum(read.data["second_opinion"])  # ... and never sent to Tesseract
+    assert all(key in ("alternatives", "second_opinion", "front", "head")
+               for key in read.data), sorted(read.data)
+
+    blank = np.full((200, 200, 3), (60, 90, 120), np.uint8)  # a tile with no number
+    blank[60:140, 70:128] = (205, 230, 238)
+    quad = np.array([[[72, 62], [126, 62], [126, 138], [72, 138]]], np.float32)
+    asked.clear()
+    read = classify(blank, Detections(quad, ("nummix_tile",)), game="nummix", ocr="auto")
+    assert asked == [1] and read.data["second_opinion"] == (True,)
+    assert read.confidences[0] < 0.8
