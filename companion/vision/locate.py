@@ -120,6 +120,9 @@ BOARD_FIT_GOOD = 0.65
 """A fit from the located quad correlating this well is kept without trying the other
 starts: on scenes 61300-61359 the side lines' start won only where the first fit had
 failed or reached 0.64 (the first fits' median 0.72)."""
+BOARD_FIT_DETAIL = 1.5
+"""The photo around a board is shrunk, for its fit to the cells, until the board spans
+at most this many times the layout's width (BOARD_FIT_VIEW)."""
 FIT_ITERATIONS = 60
 SCREEN_ITERATIONS = 20
 """ECC iterations of a board's fit to its cells; the other starts of a weak fit are
@@ -562,8 +565,17 @@ def _fit_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
     grow = 0.5 * (seen.max(axis=0) - seen.min(axis=0))
     x0, y0 = np.maximum(np.floor(seen.min(axis=0) - grow), 0).astype(int)
     x1, y1 = np.ceil(seen.max(axis=0) + grow).astype(int)
+    # shrunk so the board spans at most BOARD_FIT_DETAIL times the layout's width: ECC
+    # takes the gradients of the whole image it is given, not only of the board's cells
+    corners = np.asarray(quad, np.float32).reshape(4, 2)
+    across = float(max(np.linalg.norm(corners[1] - corners[0]),
+                       np.linalg.norm(corners[2] - corners[3])))
+    scale = min(1.0, BOARD_FIT_DETAIL * width / max(across, 1.0))
     image = image[y0:y1, x0:x1]
-    shift = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float64)
+    if scale < 1.0:
+        image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    shift = np.array([[scale, 0, -x0 * scale], [0, scale, -y0 * scale], [0, 0, 1]],
+                     np.float64)
     to_image = (shift @ to_image).astype(np.float64)
     lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB).astype(np.float32)
     view = cv2.warpPerspective(lab, to_image, layout.shape[::-1],
@@ -581,7 +593,8 @@ def _fit_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
     if not cc >= BOARD_FIT_CC:
         return -1.0, np.asarray(quad, np.float32)
     out: npt.NDArray[np.float32] = (cv2.perspectiveTransform(
-        face.reshape(1, 4, 2), fitted).reshape(4, 2) + np.float32([x0, y0])).astype(np.float32)
+        face.reshape(1, 4, 2), fitted).reshape(4, 2) / scale + np.float32([x0, y0])
+                                    ).astype(np.float32)
     return float(cc), out
 
 
