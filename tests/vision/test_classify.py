@@ -653,3 +653,31 @@ def test_tesseract_is_asked_last_and_only_about_pieces_still_unsure(monkeypatch)
     read = classify(blank, Detections(quad, ("nummix_tile",)), game="nummix", ocr="auto")
     assert asked == [1] and read.data["second_opinion"] == (True,)
     assert read.confidences[0] < 0.8
+
+
+def test_a_card_outlined_onto_the_board_is_read_through_a_card_sized_outline() -> None:
+    """A card lying against the research board gets an outline running half a card onto
+    the table past it; measured in the board's plane it is too large for a card, so it
+    is read through a card-sized outline in its corner, fitted to the card."""
+    from companion.synth import render_scene
+
+    checked = 0
+    for seed in (7300, 7301, 7302, 7303):
+        scene = render_scene("catbox", seed=seed, difficulty="easy")
+        board = next(p for p in scene.pieces if p.kind == "catbox_board")
+        cards = [p for p in scene.pieces if p.kind == "catbox_card" and not p.covered
+                 and p.visible_fraction > 0.99]
+        if not cards:
+            continue
+        card = cards[0]
+        truth = np.asarray(card.quad, np.float32)
+        grown = truth.copy()
+        grown[2:] += 0.6 * ((truth[3] - truth[0]) + (truth[2] - truth[1])) / 2  # past its foot
+        found = Detections(np.array([np.asarray(board.quad, np.float32), grown]),
+                           ("catbox_board", "catbox_card"))
+        read = classify(scene.image, found, game="catbox", ocr="off")
+        k = read.kinds.index("catbox_card")
+        assert quad_iou(read.quads[k], truth) > 0.85, (seed, quad_iou(grown, truth))
+        assert read.labels[k] == card.label and read.confidences[k] >= 0.95
+        checked += 1
+    assert checked >= 3
