@@ -1031,6 +1031,7 @@ def classify(image: Image, detections: Detections, *, game: str,
         read = _without_printed_boxes(read)
     if game == "catbox":
         read = _without_doubtful_tokens(read, balanced)
+        read = _without_strays(read, balanced, "catbox_card")
     if game == "nummix":
         if use_classifier and available_model("nummix_tile", models_dir):
             tile_model = load_model("nummix_tile", models_dir)
@@ -1089,14 +1090,18 @@ STRAY_DARKER = 20.0
 no tile (a fingertip, a shadow on a hand). Located tiles of rendered seeds 60000-60099
 normal: 2915 tiles' faces at most 12.2 off in colour (99.9 % within 9.1; the one
 tile past 10 was 118 darker), none dropped; 8 of the 13 strays dropped (at 10 and 15
-darker: one tile and 9 strays)."""
+darker: one tile and 9 strays). The same holds Cat in the Box cards' white faces to
+their sure neighbours': on dev scenes 61300-61339 (normal) it dropped the fingers read
+as unknown cards in 61303 and 61308, and no card in 160 scenes."""
 
 
-def _without_strays(read: Detections, balanced: Image) -> Detections:
-    """Without the unsure Nummix tiles whose face is unlike the photo's sure tiles'
-    (``STRAY_*``): the locator takes the odd fingertip for a tile, and read unsure it
-    would stand in the grid as an unknown tile."""
-    tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
+def _without_strays(read: Detections, balanced: Image, kind: str = "nummix_tile"
+                    ) -> Detections:
+    """Without the unsure pieces of ``kind`` (Nummix tiles, Cat in the Box cards) whose
+    face is unlike the photo's sure ones' (``STRAY_*``): the locator takes the odd
+    fingertip for a tile or a card, and read unsure it would stand in the state as an
+    unknown piece."""
+    tiles = [i for i in read if read.kinds[i] == kind]
     sure = [i for i in tiles if float(read.confidences[i]) >= UNSURE]
     doubtful = [i for i in tiles if float(read.confidences[i]) < UNSURE]
     if len(sure) < 3 or not doubtful:

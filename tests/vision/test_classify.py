@@ -681,3 +681,26 @@ def test_a_card_outlined_onto_the_board_is_read_through_a_card_sized_outline() -
         assert read.labels[k] == card.label and read.confidences[k] >= 0.95
         checked += 1
     assert checked >= 3
+
+
+def test_a_fingertip_taken_for_a_cat_in_the_box_card_is_dropped() -> None:
+    """As for Nummix tiles: a patch of skin outlined as a card reads unsure, its face is
+    unlike the sure cards' white, and it is dropped; every real card is kept."""
+    from companion.synth import render_scene
+
+    for seed in (7300, 7301, 7302, 7303, 7304):
+        scene = render_scene("catbox", seed=seed, difficulty="easy")
+        cards = [p for p in scene.pieces if p.kind == "catbox_card" and not p.covered
+                 and p.visible_fraction > 0.99]
+        if len(cards) >= 3:
+            break
+    assert len(cards) >= 3
+    quads = np.array([np.asarray(p.quad, np.float32) for p in cards])
+    image = scene.image.copy()
+    corner = np.float32([20, 20])
+    finger = quads[0] - quads[0].min(axis=0) + corner
+    cv2.fillConvexPoly(image, np.round(finger).astype(np.int32), (110, 140, 200))  # skin
+    found = Detections(np.array([*quads, finger]), ("catbox_card",) * (len(cards) + 1))
+    read = classify(image, found, game="catbox", ocr="off")
+    assert len(read) == len(cards)
+    assert sorted(read.labels) == sorted(p.label for p in cards)
