@@ -827,20 +827,52 @@ outline running onto the board, read as another number (dev scene 61317: a 1 as 
 at 0.84; its corner outline, fitted, covers the card at IoU 0.98 and reads 1 at 0.99)."""
 
 
+def _board_plane(detections: Detections) -> npt.NDArray[np.float64] | None:
+    """The homography from millimetres on the table to image pixels, from the first
+    research board's (upright, fitted) outline and its known size; None without one."""
+    boards = [i for i in detections if detections.kinds[i] == "catbox_board"]
+    if not boards:
+        return None
+    board_w, board_h = PIECE_MM["catbox_board"]
+    out: npt.NDArray[np.float64] = cv2.getPerspectiveTransform(
+        np.float32([[0, 0], [board_w, 0], [board_w, board_h], [0, board_h]]),
+        detections.quads[boards[0]].astype(np.float32))
+    return out
+
+
+TINY_CARD = 0.4
+"""An unsure Cat in the Box "card" covering less than this share of a card's area on the
+table (in the board's plane) is no card: fingertips outlined as cards in hard scenes."""
+
+
+def _without_tiny_cards(read: Detections) -> Detections:
+    """Without the unsure Cat in the Box cards far smaller than a card (``TINY_CARD``)."""
+    to_image = _board_plane(read)
+    if to_image is None:
+        return read
+    to_table = np.linalg.inv(to_image)
+    card = float(np.prod(PIECE_MM["catbox_card"]))
+    tiny = set()
+    for i in read:
+        if read.kinds[i] != "catbox_card" or float(read.confidences[i]) >= UNSURE:
+            continue
+        q = cv2.perspectiveTransform(read.quads[i].reshape(1, 4, 2).astype(np.float64),
+                                     to_table)[0].astype(np.float32)
+        if abs(cv2.contourArea(q)) < TINY_CARD * card:
+            tiny.add(i)
+    return read.select([i for i in read if i not in tiny]) if tiny else read
+
+
 def _trimmed_to_card_size(balanced: Image, detections: Detections, models_dir: Path
                           ) -> Detections:
     """Cat in the Box card outlines larger than a card (``TRIM_AREA``) replaced by the
     card-sized, fitted outline in one of their corners that reads surest (``TRIM_SURE``)."""
-    boards = [i for i in detections if detections.kinds[i] == "catbox_board"]
     rows = [i for i in detections if detections.kinds[i] == "catbox_card"]
-    if not boards or not rows or not available_model("catbox_card", models_dir):
+    to_image = _board_plane(detections)
+    if to_image is None or not rows or not available_model("catbox_card", models_dir):
         return detections
     model = load_model("catbox_card", models_dir)
-    board_w, board_h = PIECE_MM["catbox_board"]
     card_long, card_short = max(PIECE_MM["catbox_card"]), min(PIECE_MM["catbox_card"])
-    to_image = cv2.getPerspectiveTransform(
-        np.float32([[0, 0], [board_w, 0], [board_w, board_h], [0, board_h]]),
-        detections.quads[boards[0]].astype(np.float32))
     to_table = np.linalg.inv(to_image)
     smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
     tries: list[tuple[int, list[npt.NDArray[np.float32]]]] = []
@@ -1032,6 +1064,7 @@ def classify(image: Image, detections: Detections, *, game: str,
     if game == "catbox":
         read = _without_doubtful_tokens(read, balanced)
         read = _without_strays(read, balanced, "catbox_card")
+        read = _without_tiny_cards(read)
     if game == "nummix":
         if use_classifier and available_model("nummix_tile", models_dir):
             tile_model = load_model("nummix_tile", models_dir)

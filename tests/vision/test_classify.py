@@ -704,3 +704,24 @@ def test_a_fingertip_taken_for_a_cat_in_the_box_card_is_dropped() -> None:
     read = classify(image, found, game="catbox", ocr="off")
     assert len(read) == len(cards)
     assert sorted(read.labels) == sorted(p.label for p in cards)
+
+
+def test_an_unsure_outline_far_smaller_than_a_card_is_no_cat_in_the_box_card() -> None:
+    """Measured in the research board's plane, a blank white patch a fifth of a card's
+    size, read unsure, is no card (a fingertip, a glint); the real cards are kept."""
+    from companion.synth import render_scene
+
+    scene = render_scene("catbox", seed=7300, difficulty="easy")
+    board = next(p for p in scene.pieces if p.kind == "catbox_board")
+    cards = [p for p in scene.pieces if p.kind == "catbox_card" and not p.covered
+             and p.visible_fraction > 0.99]
+    quads = [np.asarray(p.quad, np.float32) for p in cards]
+    image = scene.image.copy()
+    patch = (quads[0] - quads[0].mean(axis=0)) * 0.45 + np.float32([40, 40])
+    cv2.fillConvexPoly(image, np.round(patch).astype(np.int32), (235, 235, 235))
+    found = Detections(np.array([np.asarray(board.quad, np.float32), *quads, patch]),
+                       ("catbox_board",) + ("catbox_card",) * (len(cards) + 1))
+    read = classify(image, found, game="catbox", ocr="off")
+    kept = [i for i in read if read.kinds[i] == "catbox_card"]
+    assert len(kept) == len(cards)
+    assert sorted(read.labels[i] for i in kept) == sorted(p.label for p in cards)
