@@ -19,7 +19,7 @@ import numpy as np
 
 from companion.readers.common import ReadState, frame, indices, unsure
 from companion.vision.detections import Detections
-from companion.vision.locate import BOARD_GRID
+from companion.vision.locate import board_cell
 
 ROWS = ("red", "blue", "yellow", "green")
 COLUMNS = 9
@@ -37,8 +37,6 @@ cells' middles may make along an axis."""
 FIT_RMS = 0.12
 """The fit is used only if it leaves the tokens this close (root mean square, cells) to
 their cells' middles: otherwise the outline is off by more than a small change mends."""
-# the board face: cells inside these margins (shares of the board's width and height)
-GRID_LEFT, GRID_TOP, GRID_WIDTH, GRID_HEIGHT, _ = BOARD_GRID
 
 
 def read(detections: Detections, *, players: Sequence[str] | None = None,
@@ -95,8 +93,7 @@ def _tokens(detections: Detections, board: int, result: ReadState
     for i in tokens:
         centre = frame(detections.quads[i]).centre
         u, v = cv2.perspectiveTransform(centre.reshape(1, 1, 2), to_board).ravel()
-        places.append(((u - GRID_LEFT) / (GRID_WIDTH / COLUMNS),
-                       (v - GRID_TOP) / (GRID_HEIGHT / len(ROWS))))
+        places.append(board_cell(float(u), float(v)))
     if len(places) >= MIN_TOKENS_TO_FIT:
         columns = _fit_to_cells([p[0] for p in places], COLUMNS)
         rows = _fit_to_cells([p[1] for p in places], len(ROWS))

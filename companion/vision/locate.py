@@ -107,6 +107,25 @@ BOARD_GRID = (0.03, 0.18, 0.94, 0.79, 0.06)
 catbox_cell_rect): the 9×4 cells lie within these left, top, width and height margins
 (shares of the board's width and height, the board upright: numbers along the top, red
 row first), each cell inset by the last share of its own size."""
+BOARD_COLUMNS, BOARD_ROWS = 9, 4
+
+
+def cell_middle(row: int, column: int) -> tuple[float, float]:
+    """The middle of the research board's cell (``row`` 0–3 red first, ``column`` 0–8) as
+    shares (u, v) of the upright board's width and height (``BOARD_GRID``)."""
+    left, top, grid_w, grid_h, _ = BOARD_GRID
+    return (left + (column + 0.5) * grid_w / BOARD_COLUMNS,
+            top + (row + 0.5) * grid_h / BOARD_ROWS)
+
+
+def board_cell(u: float, v: float) -> tuple[float, float]:
+    """A point on the upright board, as shares (u, v) of its width and height, in cells
+    (column, row) from the grid's top-left, fractional: ``cell_middle``'s inverse, the
+    middles at .5."""
+    left, top, grid_w, grid_h, _ = BOARD_GRID
+    return (u - left) / (grid_w / BOARD_COLUMNS), (v - top) / (grid_h / BOARD_ROWS)
+
+
 BOARD_FIT_VIEW = (240, 120, 12)
 """The board is fitted to its cells in a view of this width and height (pixels) with
 this margin of table around it."""
@@ -481,17 +500,17 @@ def _board_layout() -> npt.NDArray[np.float32]:
     unlike the board's paper is expected (the cells, the table around the board), 0 on
     the paper (its margins, the number row, the gaps between cells)."""
     width, height, margin = BOARD_FIT_VIEW
-    left, top, grid_w, grid_h, inset = BOARD_GRID
+    _, _, grid_w, grid_h, inset = BOARD_GRID
     layout = np.ones((height + 2 * margin, width + 2 * margin), np.float32)
     layout[margin:margin + height, margin:margin + width] = 0
-    cw, ch = width * grid_w / 9, height * grid_h / 4
-    for row in range(4):
-        for col in range(9):
-            x0 = margin + width * left + col * cw + cw * inset
-            y0 = margin + height * top + row * ch + ch * inset
-            cv2.rectangle(layout, (round(x0), round(y0)),
-                          (round(x0 + cw * (1 - 2 * inset)), round(y0 + ch * (1 - 2 * inset))),
-                          1.0, cv2.FILLED)
+    cw, ch = width * grid_w / BOARD_COLUMNS, height * grid_h / BOARD_ROWS
+    half_w, half_h = cw * (0.5 - inset), ch * (0.5 - inset)
+    for row in range(BOARD_ROWS):
+        for col in range(BOARD_COLUMNS):
+            u, v = cell_middle(row, col)
+            x, y = margin + u * width, margin + v * height
+            cv2.rectangle(layout, (round(x - half_w), round(y - half_h)),
+                          (round(x + half_w), round(y + half_h)), 1.0, cv2.FILLED)
     return layout
 
 
@@ -535,7 +554,7 @@ def _lengthened(quad: npt.NDArray[np.float32], before: int, after: int
     and ``after`` more after its last (negative: fewer), in its own perspective."""
     unit = np.float32([[0, 0], [1, 0], [1, 1], [0, 1]])
     to_image = cv2.getPerspectiveTransform(unit, np.asarray(quad, np.float32).reshape(4, 2))
-    column = BOARD_GRID[2] / 9
+    column = BOARD_GRID[2] / BOARD_COLUMNS
     ends = np.float32([[-before * column, 0], [1 + after * column, 0],
                        [1 + after * column, 1], [-before * column, 1]])
     out: npt.NDArray[np.float32] = cv2.perspectiveTransform(
@@ -609,15 +628,14 @@ def tokens_in_cells(image: Image, board: npt.NDArray[np.float32],
     view, to_view = _board_view(image, board)
     lab = cv2.cvtColor(view, cv2.COLOR_BGR2LAB)
     radius = TOKEN_RADIUS
-    left, top, grid_w, grid_h, _ = BOARD_GRID
     seen = (cv2.perspectiveTransform(np.float32([q.mean(axis=0) for q in tokens]).reshape(
         -1, 1, 2), to_view).reshape(-1, 2) if len(tokens) else np.zeros((0, 2), np.float32))
     back = np.linalg.inv(to_view)
     found = []
-    for row in range(4):
-        for col in range(9):
-            x = (left + (col + 0.5) * grid_w / 9) * width
-            y = (top + (row + 0.5) * grid_h / 4) * height
+    for row in range(BOARD_ROWS):
+        for col in range(BOARD_COLUMNS):
+            u, v = cell_middle(row, col)
+            x, y = u * width, v * height
             if len(seen) and np.linalg.norm(seen - (x, y), axis=1).min() < 1.5 * radius:
                 continue
             if _token_contrast(lab, x, y, radius) < CELL_TOKEN_CONTRAST:
