@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.synth.pieces import PIECE_MM, qwixx_sheet_layout
+from companion.vision.detections import side_lengths
 
 Image = npt.NDArray[np.uint8]
 Quad = npt.NDArray[np.float32]
@@ -166,7 +167,7 @@ def fit_card_outline(image: Image, quad: npt.ArrayLike, *, aspect: float, count:
     of those, and a reader can try the next fits."""
     q = np.asarray(quad, np.float64).reshape(4, 2)
     centre = q.mean(axis=0)
-    lengths = np.linalg.norm(np.roll(q, -1, axis=0) - q, axis=1)
+    lengths = side_lengths(q)
     if lengths.min() < 8:
         return [np.asarray(quad, np.float32).reshape(4, 2)]
     sides = []

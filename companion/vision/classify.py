@@ -37,6 +37,7 @@ from companion.vision.detections import (
     rectify,
     rotate_quad,
     same_corner_order,
+    side_lengths,
 )
 
 if TYPE_CHECKING:
@@ -540,8 +541,7 @@ def _element_cards_by_edges(balanced: Image, detections: Detections, models_dir:
     card's outline located a little narrow looks like a scoring card's."""
     cards = [i for i, kind in enumerate(detections.kinds) if kind == "rox_card"]
     centres = detections.quads.mean(axis=1)
-    sides = np.array([float(np.mean(np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)))
-                      for q in detections.quads])
+    sides = np.array([float(side_lengths(q).mean()) for q in detections.quads])
     scoring = [i for i, kind in enumerate(detections.kinds) if kind == "rox_scoring"
                and any(np.linalg.norm(centres[i] - centres[j]) <= ELEMENT_CHECK_REACH * sides[j]
                        for j in cards)]
@@ -615,7 +615,7 @@ def _nudge(quad: npt.NDArray[np.float32], scale: float, dx: float, dy: float, *,
     (dx, dy) shares of its mean side."""
     q = np.asarray(quad, np.float32).reshape(4, 2)
     centre = q.mean(axis=0)
-    side = float(np.mean(np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)))
+    side = float(side_lengths(q).mean())
     a = math.radians(turn)
     rotation = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]], np.float32)
     out: npt.NDArray[np.float32] = (centre + ((q - centre) @ rotation.T) * scale
@@ -1172,7 +1172,7 @@ def _split_unsure_tiles(read: Detections, balanced: Image, model: Model) -> Dete
         if float(read.confidences[i]) >= UNSURE:
             continue
         q = quads[k]
-        sides = np.linalg.norm(np.roll(q, -1, axis=0) - q, axis=1)
+        sides = side_lengths(q)
         distance = np.linalg.norm(centres - centres[k], axis=1)
         near = (distance > 0) & (distance <= TILE_PAIR_NEAR * sides.max())
         if near.sum() < 2:
@@ -1254,7 +1254,7 @@ def _stepped_from_neighbours(read: Detections, balanced: Image, model: Model) ->
     tries: list[tuple[int, npt.NDArray[np.float32]]] = []
     for i in doubtful:
         outline = read.quads[i].astype(np.float32)
-        reach = 1.5 * float(np.linalg.norm(np.roll(outline, -1, axis=0) - outline, axis=1).max())
+        reach = 1.5 * float(side_lengths(outline).max())
         for j in sure:
             q = read.quads[j]
             if float(np.linalg.norm(q.mean(axis=0) - outline.mean(axis=0))) > reach:
@@ -1370,7 +1370,7 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
 
 def _own_aspect(quad: npt.NDArray[np.float32]) -> float:
     """A quad's long over short side (the means of opposite sides)."""
-    sides = np.linalg.norm(np.roll(quad, -1, axis=0) - quad, axis=1)
+    sides = side_lengths(quad)
     a, b = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
     return float(max(a, b) / max(min(a, b), 1e-6))
 
@@ -1400,7 +1400,7 @@ def _row_turns(read: Detections, bands: Sequence[Any], rows: Sequence[int], *,
     out = {}
     for i in rows:
         q = read.quads[i]
-        reach = ROW_REACH * float(np.linalg.norm(np.roll(q, -1, axis=0) - q, axis=1).max())
+        reach = ROW_REACH * float(side_lengths(q).max())
         near = ((np.linalg.norm(centres - q.mean(axis=0), axis=1) <= reach)
                 & (np.array(standing) != i))
         if near.sum() < neighbours:

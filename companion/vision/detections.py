@@ -133,6 +133,13 @@ def same_corner_order(quad: npt.ArrayLike, like: npt.ArrayLike) -> Quad:
     return rotate_quad(q, turn)
 
 
+def side_lengths(quad: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """The lengths of a quad's four sides, from corner 0 to 1, 1 to 2, 2 to 3, 3 to 0."""
+    q = np.asarray(quad, np.float64).reshape(4, 2)
+    out: npt.NDArray[np.float64] = np.linalg.norm(np.roll(q, -1, axis=0) - q, axis=1)
+    return out
+
+
 def quad_iou(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
     """Intersection over union of two convex quads (image pixels)."""
     pa = np.asarray(a, np.float32).reshape(4, 2)
