@@ -240,7 +240,7 @@ def seat_names(pairs: Mapping[int, int], seat_marks: Sequence[SeatMark],
     ``fill_missing_seats`` (``clockwise``: its seat order), saying so in ``notes``
     (``what``: "a kitty", "a row")."""
     seated = {g: seat_marks[s].number for g, s in pairs.items()}
-    total = max(len(players) if players else 0, max(s.number + 1 for s in seat_marks))
+    total = seat_count(seat_marks, players)
     missing = [k for k in range(total) if k not in {s.number for s in seat_marks}]
     seated.update(fill_missing_seats([g for g in range(len(directions)) if g not in pairs],
                                      missing, seated, directions, clockwise=clockwise))
@@ -250,6 +250,13 @@ def seat_names(pairs: Mapping[int, int], seat_marks: Sequence[SeatMark],
                      "round the table")
     named = {s.number: s.name for s in seat_marks}
     return {g: named.get(k) or seat_name(k, players) for g, k in seated.items()}
+
+
+def seat_count(seat_marks: Sequence[SeatMark], players: Sequence[str] | None) -> int:
+    """How many seats the table has: as many as the names given, or as the highest seat
+    marker seen (0 when neither is known)."""
+    return max(len(players) if players else 0,
+               max((s.number + 1 for s in seat_marks), default=0))
 
 
 def seat_name(k: int, players: Sequence[str] | None, given: str | None = None) -> str:

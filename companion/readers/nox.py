@@ -33,6 +33,7 @@ from companion.readers.common import (
     indices,
     linked_groups,
     mean_angle,
+    seat_count,
     seat_names,
     seats,
     unsure,
@@ -71,9 +72,7 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
         good.append(i)  # an unsure card still shows where a kitty and a stack are
     frames = _settle_turns({i: frame(detections.quads[i]) for i in good}, detections)
     seat_marks = seats(markers, profile, players)
-    # as many seats as the names given, or as the highest seat marker seen
-    count = max(len(players) if players else 0,
-                max((s.number + 1 for s in seat_marks), default=0)) or None
+    count = seat_count(seat_marks, players) or None
     groups = [[good[k] for k in g] for g in circular_groups(
         [frames[i].down_angle for i in good], count=count, min_gap=SEAT_GAP)]
     directions = [mean_angle(frames[i].down_angle for i in g) for g in groups]
