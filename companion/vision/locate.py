@@ -522,7 +522,7 @@ def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
     corners' order), then from the best a column longer or shorter (COLUMN_STEPS): the
     fit that correlates best; ``quad`` itself when none converges above BOARD_FIT_CC. A
     trapezoid's minimum-area rectangle puts a corner one to two cells out, beyond the
-    fit's reach, where lines along the outline's sides do not (segment._side_lines)."""
+    fit's reach, where lines along the outline's sides do not (segment._corners_of_side_lines)."""
     first = _fit_to_cells(image, quad)
     # a weak fit: other starts, each fitted briefly (SCREEN_ITERATIONS), the best of
     # them then fitted in full and kept if it correlates better than the first

@@ -78,7 +78,7 @@ corner 9.1 -> 8.7 px at the median, 45 -> 36 px at the 90th percentile)."""
 SIDE_SAMPLES = 200
 SIDE_LEAST = 0.04
 SIDE_LINES_REACH = 0.25
-"""A board's other outline (``_side_lines``): its hull sampled at SIDE_SAMPLES points
+"""A board's other outline (``_corners_of_side_lines``): its hull sampled at SIDE_SAMPLES points
 evenly along it, a line fitted to the points nearest each side of its rectangle (at
 least SIDE_LEAST of them); the corners stay within SIDE_LINES_REACH of the rectangle's
 diagonal, else there is no other outline."""
@@ -421,7 +421,7 @@ def _four_corners(hull: npt.NDArray[np.float32]) -> npt.NDArray[np.float32] | No
     return hull[picks].astype(np.float32)
 
 
-def _side_lines(hull: npt.NDArray[np.float32], rect: npt.NDArray[np.float32], *,
+def _corners_of_side_lines(hull: npt.NDArray[np.float32], rect: npt.NDArray[np.float32], *,
                 inset: float = 0.0) -> npt.NDArray[np.float32] | None:
     """The corners where four lines meet, each fitted (robustly) to the stretch of the
     ``hull`` nearest one side of its minimum-area rectangle ``rect``: a board seen in
@@ -564,7 +564,8 @@ def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *
                 # where lines along its sides meet: each is right in some photos
                 if kind not in RECT_FIRST:
                     corners = _four_corners(outline[1])
-                others = [_side_lines(outline[1], cv2.boxPoints(outline[0]), inset=shrink)]
+                others = [_corners_of_side_lines(outline[1], cv2.boxPoints(outline[0]),
+                                                 inset=shrink)]
                 if corners is not None:
                     others.append(cv2.boxPoints(rect))
                 starts[len(quads)] = tuple(short_edge_first(_to_image(c, shape, sx, sy))

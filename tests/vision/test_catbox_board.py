@@ -12,7 +12,7 @@ from companion.readers.truth import compare, read_scene
 from companion.synth import render_scene
 from companion.vision.locate import fit_board_to_cells
 from companion.vision.pipeline import read_image
-from companion.vision.segment import _side_lines
+from companion.vision.segment import _corners_of_side_lines
 
 SEEDS = range(61000, 61030)
 
@@ -72,7 +72,7 @@ def test_side_lines_give_a_trapezoid_its_corners() -> None:
     hull = cv2.convexHull(points.astype(np.float32)).reshape(-1, 2)
     rect = cv2.boxPoints(cv2.minAreaRect(hull))
     assert min(np.linalg.norm(rect - truth[2], axis=1)) > 15  # the rectangle's corner
-    corners = _side_lines(hull, rect)
+    corners = _corners_of_side_lines(hull, rect)
     assert corners is not None
     assert all(min(np.linalg.norm(corners - t, axis=1)) < 3.5 for t in truth)
 
