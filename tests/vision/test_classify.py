@@ -725,3 +725,28 @@ def test_an_unsure_outline_far_smaller_than_a_card_is_no_cat_in_the_box_card() -
     kept = [i for i in read if read.kinds[i] == "catbox_card"]
     assert len(kept) == len(cards)
     assert sorted(read.labels[i] for i in kept) == sorted(p.label for p in cards)
+
+
+def test_a_patch_of_table_read_fairly_sure_as_a_nox_card_is_dropped() -> None:
+    """A Nox "card" read under 0.9 whose face is a dark brown cloth's, unlike the sure
+    cards' faces, is a stray; a real card read as unsure is kept."""
+    from companion.synth import render_scene
+    from companion.vision.classify import NOX_DOUBTFUL, _without_strays
+    from companion.vision.colour import white_balance
+
+    scene = render_scene("nox", seed=7100, difficulty="easy")
+    cards = [p for p in scene.pieces if p.kind == "nox_card" and not p.covered
+             and p.visible_fraction > 0.99][:5]
+    assert len(cards) >= 4
+    image = scene.image.copy()
+    quads = [np.asarray(p.quad, np.float32) for p in cards]
+    patch = quads[0] - quads[0].min(axis=0) + np.float32([5, 5])
+    cv2.fillConvexPoly(image, np.round(patch).astype(np.int32), (4, 10, 45))  # dark cloth
+    balanced, _ = white_balance(image)
+    confidences = [1.0] * (len(cards) - 1) + [0.85, 0.85]  # the last card and the patch
+    read = Detections(np.array([*quads, patch]), ("nox_card",) * (len(cards) + 1),
+                      labels=tuple(p.label for p in cards) + ("5",),
+                      confidences=np.float32(confidences))
+    kept = _without_strays(read, balanced, "nox_card", doubtful_below=NOX_DOUBTFUL)
+    assert len(kept) == len(cards)
+    assert kept.labels == tuple(p.label for p in cards)
