@@ -1133,7 +1133,7 @@ as unknown cards in 61303 and 61308, and no card in 160 scenes."""
 NOX_DOUBTFUL = 0.9
 """Nox cards read less sure than this are held to the sure cards' face colour
 (``_without_strays``). Dev scenes, exact: 61200 normal 88 -> 89 of 100, 61300 normal
-88 of 100, 61400 normal 83 (unchanged), 61200 hard 32 of 60 (unchanged)."""
+87 -> 88, 61400 normal 81 -> 83; 61200 hard 32 of 60 unchanged."""
 
 
 def _without_strays(read: Detections, balanced: Image, kind: str = "nummix_tile", *,
