@@ -1126,14 +1126,23 @@ tile past 10 was 118 darker), none dropped; 8 of the 13 strays dropped (at 10 an
 darker: one tile and 9 strays). The same holds Cat in the Box cards' white faces to
 their sure neighbours': on dev scenes 61300-61339 (normal) it dropped the fingers read
 as unknown cards in 61303 and 61308, and no card in 160 scenes."""
+TINY_TILE = 0.2
+"""An unsure Nummix "tile" whose outline covers less than this share of the median area
+of the photo's sure tiles is no tile (a scrap of a face's edge or of the table). Unsure
+located tiles at ``_without_strays``, dev seeds 61200-61239 and 61300-61339 (normal and
+hard, 264 outlines): of the 218 on a tile, the smallest covered 0.18 (an outline on a
+tenth of a hard scene's tile, read b4 for b12 at 0.09), the next 0.22; of the 46 on
+none, 2 covered less than 0.2 (0.19, and 0.11 in dev 61300 normal: a corner of a rack
+tile that stood in the grid as '?')."""
 
 
 def _without_strays(read: Detections, balanced: Image, kind: str = "nummix_tile"
                     ) -> Detections:
     """Without the unsure pieces of ``kind`` (Nummix tiles, Cat in the Box cards) whose
-    face is unlike the photo's sure ones' (``STRAY_*``): the locator takes the odd
-    fingertip for a tile or a card, and read unsure it would stand in the state as an
-    unknown piece."""
+    face is unlike the photo's sure ones' (``STRAY_*``), and the unsure Nummix tiles far
+    smaller than the sure ones (``TINY_TILE``): the locator takes the odd fingertip or
+    scrap of a tile for a tile or a card, and read unsure it would stand in the state
+    as an unknown piece."""
     tiles = [i for i in read if read.kinds[i] == kind]
     sure = [i for i in tiles if float(read.confidences[i]) >= UNSURE]
     doubtful = [i for i in tiles if float(read.confidences[i]) < UNSURE]
@@ -1144,6 +1153,12 @@ def _without_strays(read: Detections, balanced: Image, kind: str = "nummix_tile"
     strays = {i for i in doubtful
               if float(np.hypot(*(faces[i][1:] - usual[1:]))) >= STRAY_CHROMA
               and float(usual[0] - faces[i][0]) >= STRAY_DARKER}
+    if kind == "nummix_tile":
+        def area(i: int) -> float:
+            return abs(float(cv2.contourArea(read.quads[i].astype(np.float32))))
+
+        usual_area = float(np.median([area(i) for i in sure]))
+        strays |= {i for i in doubtful if area(i) < TINY_TILE * usual_area}
     return read.select([i for i in read if i not in strays]) if strays else read
 
 

@@ -475,6 +475,30 @@ def test_a_fingertip_taken_for_a_tile_is_dropped() -> None:
     assert np.linalg.norm(centres - finger.mean(axis=0), axis=1).min() > 5
 
 
+def test_a_scrap_of_a_tile_outlined_as_a_tile_is_dropped(monkeypatch) -> None:
+    """A small outline in a tile's corner (a tenth of a tile: plain face, the tile's own
+    colour) reads unsure: it is dropped as far smaller than the sure tiles
+    (``TINY_TILE``), and every real tile kept; without that bound it would stand."""
+    from companion.synth import render_scene
+    from companion.vision import classify as module
+
+    scene = render_scene("nummix", seed=7400, difficulty="easy")
+    tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered
+             and p.visible_fraction > 0.99]
+    quads = np.array([np.asarray(p.quad, np.float32) for p in tiles])
+    corner = quads[0, 0]
+    side, down = quads[0, 1] - corner, quads[0, 3] - corner
+    scrap = np.array([corner + 0.05 * down, corner + 0.3 * side + 0.05 * down,
+                      corner + 0.3 * side + 0.35 * down, corner + 0.35 * down], np.float32)
+    found = Detections(np.array([*quads, scrap]), ("nummix_tile",) * (len(tiles) + 1))
+    read = classify(scene.image, found, game="nummix", ocr="off")
+    assert len(read) == len(tiles)
+    assert sorted(read.labels) == sorted(p.label for p in tiles)
+    monkeypatch.setattr(module, "TINY_TILE", 0.0)
+    kept = classify(scene.image, found, game="nummix", ocr="off")
+    assert len(kept) == len(tiles) + 1  # read unsure, in the tile's colour: only its size tells
+
+
 def test_a_slanted_rack_tile_is_read_through_a_parallelogram(monkeypatch) -> None:
     """A tile standing on a rack, seen at a slant, is a parallelogram; located, it is
     a rectangle about it, often read unsure. Standing on the ledge, it is read again
