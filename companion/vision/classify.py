@@ -1335,8 +1335,11 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
     tile with a ledge along a side instead stands on it, read a quarter turn off: it is
     read again standing on the ledge, and kept so if that reading is surer than the
     first and the right way up (the ledge is the evidence; an unsure reading is still
-    reported unsure). An unsure tile standing on a ledge (at its foot or along a side)
-    is also read through parallelograms in its outline (``STANDING_SHEARS``)."""
+    reported unsure); read no surer, it keeps its reading but its outline is still
+    turned to stand on the ledge, so that the Nummix reader puts it on the rack (dev
+    scene 61325: an unknown rack tile seen from above, outlined across the rack, stood
+    in the grid as '?'). An unsure tile standing on a ledge (at its foot or along a
+    side) is also read through parallelograms in its outline (``STANDING_SHEARS``)."""
     from companion.vision.standing import front_bands, is_ledge, ledge_sides, piece_map
 
     pieces = piece_map(balanced, read)  # the same for the tiles turned below
@@ -1375,6 +1378,10 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
             starts = {i: rotate_quad(read.quads[i], feet[i][0]) for i in still}
             tries = [(i, feet[i][0], fit, False) for i in still for fit in fit_card_outline(
                 smooth, starts[i], aspect=_own_aspect(starts[i]), count=EDGE_FITS)]
+        probabilities = read.data.get(PROBABILITIES, (None,) * len(read))
+        for i, turns in feet.items():  # no surer reading: still, the ledge is its foot
+            if i not in changes and turns != (0,) and probabilities[i] is not None:
+                changes[i] = (rotate_quad(read.quads[i], turns[0]), probabilities[i])
         if changes:
             read = _with_readings(read, model, changes)
             bands = front_bands(balanced, read, pieces=pieces)

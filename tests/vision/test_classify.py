@@ -595,6 +595,30 @@ def test_an_unsure_tile_beside_standing_tiles_is_turned_to_their_ledge() -> None
     assert np.allclose(rotate_quad(quads[2], 3), tiles[2])
 
 
+@pytest.mark.skipif(not available_model("nummix_tile"), reason="no nummix_tile model")
+def test_an_unsure_tile_with_a_ledge_along_a_side_is_turned_onto_it() -> None:
+    """A blank face outlined a quarter turn off, the ledge along its side: no reading
+    through the turned outlines is sure, yet the outline comes back standing on the
+    ledge (the reading kept), so the reader puts the tile on the rack, not the grid."""
+    from companion.vision.classify import MODELS_DIR, PROBABILITIES, _feet_on_ledges, load_model
+    from companion.vision.standing import is_ledge
+
+    image = np.full((400, 600, 3), (150, 160, 170), np.uint8)  # a light table
+    cv2.rectangle(image, (290, 274), (364, 296), (32, 30, 30), -1)  # the rack's ledge
+    tile = np.array([[300, 200], [354, 200], [354, 274], [300, 274]], np.float32)
+    cv2.fillConvexPoly(image, tile.astype(np.int32), (235, 240, 242))
+    labels = load_model("nummix_tile").labels
+    probs = np.full(len(labels), 0.21 / (len(labels) - 1))
+    probs[labels.index("r3")] = 0.79
+    read = Detections(quads=np.roll(tile, -1, axis=0)[None], kinds=("nummix_tile",),
+                      labels=("r3",), confidences=np.array([0.79], np.float32),
+                      oriented=(True,), data={PROBABILITIES: (probs,)})
+    out = _feet_on_ledges(read, image, MODELS_DIR)
+    assert np.allclose(out.quads[0], tile)
+    assert out.labels[0] == "r3" and float(out.confidences[0]) == pytest.approx(0.79)
+    assert is_ledge([out.data["front"][0]])
+
+
 def test_row_turns_need_the_neighbours_asked_for() -> None:
     from companion.vision.classify import _row_turns
     from companion.vision.standing import front_bands
