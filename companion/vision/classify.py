@@ -1126,6 +1126,12 @@ tile past 10 was 118 darker), none dropped; 8 of the 13 strays dropped (at 10 an
 darker: one tile and 9 strays). The same holds Cat in the Box cards' white faces to
 their sure neighbours': on dev scenes 61300-61339 (normal) it dropped the fingers read
 as unknown cards in 61303 and 61308, and no card in 160 scenes."""
+TILE_STRAY_CHROMA = 10.0
+"""``STRAY_CHROMA`` for Nummix tiles. Unsure located tiles at ``_without_strays``, dev
+seeds 61200-61239 and 61300-61339 (normal and hard, 218 on tiles, 46 on none): every
+tile at least 10 off in colour and 20 darker was under a hand (visible 0.15-0.66, read
+unsure or wrong either way); 10 rather than 12 drops two more strays 20 darker (a
+finger in dev 61317 normal, 11.3 off and 28 darker, stood in the grid as '?')."""
 TINY_TILE = 0.2
 """An unsure Nummix "tile" whose outline covers less than this share of the median area
 of the photo's sure tiles is no tile (a scrap of a face's edge or of the table). Unsure
@@ -1139,10 +1145,10 @@ tile that stood in the grid as '?')."""
 def _without_strays(read: Detections, balanced: Image, kind: str = "nummix_tile"
                     ) -> Detections:
     """Without the unsure pieces of ``kind`` (Nummix tiles, Cat in the Box cards) whose
-    face is unlike the photo's sure ones' (``STRAY_*``), and the unsure Nummix tiles far
-    smaller than the sure ones (``TINY_TILE``): the locator takes the odd fingertip or
-    scrap of a tile for a tile or a card, and read unsure it would stand in the state
-    as an unknown piece."""
+    face is unlike the photo's sure ones' (``STRAY_*``; tiles ``TILE_STRAY_CHROMA``),
+    and the unsure Nummix tiles far smaller than the sure ones (``TINY_TILE``): the
+    locator takes the odd fingertip or scrap of a tile for a tile or a card, and read
+    unsure it would stand in the state as an unknown piece."""
     tiles = [i for i in read if read.kinds[i] == kind]
     sure = [i for i in tiles if float(read.confidences[i]) >= UNSURE]
     doubtful = [i for i in tiles if float(read.confidences[i]) < UNSURE]
@@ -1150,8 +1156,9 @@ def _without_strays(read: Detections, balanced: Image, kind: str = "nummix_tile"
         return read
     faces = {i: _face_colour(balanced, read.quads[i]) for i in sure + doubtful}
     usual = np.median([faces[i] for i in sure], axis=0)
+    chroma = TILE_STRAY_CHROMA if kind == "nummix_tile" else STRAY_CHROMA
     strays = {i for i in doubtful
-              if float(np.hypot(*(faces[i][1:] - usual[1:]))) >= STRAY_CHROMA
+              if float(np.hypot(*(faces[i][1:] - usual[1:]))) >= chroma
               and float(usual[0] - faces[i][0]) >= STRAY_DARKER}
     if kind == "nummix_tile":
         def area(i: int) -> float:

@@ -475,6 +475,30 @@ def test_a_fingertip_taken_for_a_tile_is_dropped() -> None:
     assert np.linalg.norm(centres - finger.mean(axis=0), axis=1).min() > 5
 
 
+def test_a_pale_fingertip_taken_for_a_tile_is_dropped(monkeypatch) -> None:
+    """A paler patch of skin (11.7 off the tiles' faces in colour, 36 darker; dev 61317:
+    a finger 11.3 off and 28 darker) outlined as a tile is dropped (``TILE_STRAY_CHROMA``),
+    every real tile kept; at Cat in the Box's bound (``STRAY_CHROMA``) it would stand."""
+    from companion.synth import render_scene
+    from companion.vision import classify as module
+
+    scene = render_scene("nummix", seed=7400, difficulty="easy")
+    tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered
+             and p.visible_fraction > 0.99]
+    quads = np.array([np.asarray(p.quad, np.float32) for p in tiles])
+    side, down = quads[0, 1] - quads[0, 0], quads[0, 3] - quads[0, 0]
+    image = scene.image.copy()
+    corner = np.float32([30, 30])
+    finger = np.array([corner, corner + side, corner + side + down, corner + down])
+    cv2.fillConvexPoly(image, np.round(finger).astype(np.int32), (172, 184, 218))
+    found = Detections(np.array([*quads, finger]), ("nummix_tile",) * (len(tiles) + 1))
+    read = classify(image, found, game="nummix", ocr="off")
+    assert len(read) == len(tiles)
+    assert sorted(read.labels) == sorted(p.label for p in tiles)
+    monkeypatch.setattr(module, "TILE_STRAY_CHROMA", module.STRAY_CHROMA)
+    assert len(classify(image, found, game="nummix", ocr="off")) == len(tiles) + 1
+
+
 def test_a_scrap_of_a_tile_outlined_as_a_tile_is_dropped(monkeypatch) -> None:
     """A small outline in a tile's corner (a tenth of a tile: plain face, the tile's own
     colour) reads unsure: it is dropped as far smaller than the sure tiles
