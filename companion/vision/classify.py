@@ -963,10 +963,11 @@ def classify(image: Image, detections: Detections, *, game: str,
     every box crossed or not (``companion.vision.sheet.read_sheet``; ``markers`` are the
     photo's ArUco markers, for our printed sheet's 20–23). Nummix tiles get
     ``data["front"]``: the band at each tile's foot (``companion.vision.standing``);
-    an unsure Nummix outline may come back cut in two (``_split_unsure_tiles``), moved
-    onto the tile it straddles (``_stepped_from_neighbours``) or dropped as no tile
-    (``_without_strays``), and two or three Nox or Qwixx cards in one outline as that
-    many (``_split_card_pairs``), so rows need not match the detections given."""
+    a Nummix outline may come back cut in two or three (``_split_joined_tiles``), an
+    unsure one moved onto the tile it straddles
+    (``_stepped_from_neighbours``) or dropped as no tile (``_without_strays``), and two
+    or three Nox or Qwixx cards in one outline as that many (``_split_card_pairs``), so
+    rows need not match the detections given."""
     if game not in GAMES:
         raise InputError("game", f"unknown game {game!r}; one of: {', '.join(GAMES)}")
     if ocr not in OCR_MODES:
@@ -1068,7 +1069,7 @@ def classify(image: Image, detections: Detections, *, game: str,
     if game == "nummix":
         if use_classifier and available_model("nummix_tile", models_dir):
             tile_model = load_model("nummix_tile", models_dir)
-            read = _split_unsure_tiles(read, balanced, tile_model)
+            read = _split_joined_tiles(read, balanced, tile_model)
             read = _stepped_from_neighbours(read, balanced, tile_model)
             read = _without_strays(read, balanced)
         read = _feet_on_ledges(read, balanced, models_dir if use_classifier else None)
@@ -1109,9 +1110,20 @@ def _second_opinion(read: Detections, balanced: Image, models_dir: Path, *, ask:
     return read.with_fields(labels=tuple(labels), confidences=confidences, data=data)
 
 
-TILE_PAIR_AREA = (1.6, 2.6)
-"""An unsure Nummix tile this many times the median area of the tiles near it
-(``TILE_PAIR_NEAR``) may be two touching tiles the locator took for one."""
+TILE_PAIR_AREA = (1.4, 3.5)
+"""A Nummix tile outline this many times the median area of the tiles near it
+(``TILE_PAIR_NEAR``) may be two or three touching tiles the locator took for one, read
+unsure or (now and then) surely wrong: three tiles k4 k5 k6 in one outline read k11 at
+0.94 (rendered seed 7405, easy). Located outlines of 1.4 tiles' area or more, dev seeds
+61200-61239 and 61300-61339 (normal and hard, 154): of the 78 round one tile (50 read
+sure), none had its parts all read sure cut in two to seven; of the unsure ones round
+two or three tiles, 32 were cut into parts read sure and right (unsure ones at 1.6-2.6
+in two only: 28), from 1.42 up, two tiles at 2.67 (61302 hard) and three at 1.97
+(61321 hard); none cut wrong. Outlines round five tiles (4.5-5) never read sure in
+parts. Tiles wrong, unknown, missed or stray in the grids of the 80 hard scenes: 294 ->
+285 (exact states unchanged, normal and hard)."""
+TILE_PARTS = (2, 3)
+"""The parts such an outline is cut in, fewest first (``_split_joined_tiles``)."""
 TILE_PAIR_NEAR = 2.5
 """Tiles whose centre lies within this many of the outline's long side count as near."""
 
@@ -1179,20 +1191,19 @@ def _face_colour(balanced: Image, quad: npt.NDArray[np.float32]) -> npt.NDArray[
     return out
 
 
-def _split_unsure_tiles(read: Detections, balanced: Image, model: Model) -> Detections:
-    """Unsure Nummix tiles that are two tiles' area (``TILE_PAIR_AREA``) cut in two across
-    their long side, kept so if both halves are read sure: two touching tiles with a
-    faint seam come out of the locator as one outline, read unsure."""
+def _split_joined_tiles(read: Detections, balanced: Image, model: Model) -> Detections:
+    """Nummix tile outlines of two or three tiles' area (``TILE_PAIR_AREA``) cut across
+    their long side into ``TILE_PARTS`` equal parts, kept so cut in the fewest parts that
+    all read sure: two or three touching tiles with faint seams come out of the locator
+    as one outline, read unsure or surely wrong."""
     tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
     if len(tiles) < 3:
         return read
     quads = read.quads[tiles].astype(np.float64)
     centres = quads.mean(axis=1)
     areas = np.abs(np.array([cv2.contourArea(q.astype(np.float32)) for q in quads]))
-    cut: dict[int, list[npt.NDArray[np.float32]]] = {}
+    cuts: list[tuple[int, list[npt.NDArray[np.float32]]]] = []
     for k, i in enumerate(tiles):
-        if float(read.confidences[i]) >= UNSURE:
-            continue
         q = quads[k]
         sides = np.linalg.norm(np.roll(q, -1, axis=0) - q, axis=1)
         distance = np.linalg.norm(centres - centres[k], axis=1)
@@ -1202,36 +1213,29 @@ def _split_unsure_tiles(read: Detections, balanced: Image, model: Model) -> Dete
         ratio = areas[k] / max(float(np.median(areas[near])), 1.0)
         if not TILE_PAIR_AREA[0] <= ratio <= TILE_PAIR_AREA[1]:
             continue
-        cut[i] = halves(q)
-    if not cut:
+        cuts += [(i, [portrait_first(part, model.size) for part in cut_across(q, parts)])
+                 for parts in TILE_PARTS]
+    if not cuts:
         return read
-    starts = [portrait_first(h, model.size) for pair in cut.values() for h in pair]
-    readings = _read_quads(model, balanced, starts)
-    split = [i for n, i in enumerate(cut)
-             if min(r.probs.max() for r in readings[2 * n:2 * n + 2]) >= UNSURE]
+    readings = iter(_read_quads(model, balanced, [part for _, cut in cuts for part in cut]))
+    split: dict[int, Detections] = {}
+    for i, cut in cuts:
+        read_parts = [next(readings) for _ in cut]
+        if i in split or min(r.probs.max() for r in read_parts) < UNSURE:
+            continue  # (cut in fewer parts already)
+        tops = [_top(model.labels, r.probs) for r in read_parts]
+        split[i] = Detections(
+            np.asarray([rotate_quad(start, 2) if r.turned else start
+                        for start, r in zip(cut, read_parts, strict=True)], np.float32),
+            ("nummix_tile",) * len(cut), labels=tuple(label for label, _, _ in tops),
+            confidences=np.asarray([conf for _, conf, _ in tops], np.float32),
+            oriented=(True,) * len(cut),
+            data={"alternatives": tuple(alt for _, _, alt in tops),
+                  PROBABILITIES: tuple(r.probs for r in read_parts)})
     if not split:
         return read
-    parts = []
-    for n, i in enumerate(cut):
-        if i not in split:
-            continue
-        quads_i, labels, confs, alts, probs = [], [], [], [], []
-        for start, reading in zip(starts[2 * n:2 * n + 2], readings[2 * n:2 * n + 2],
-                                  strict=True):
-            quads_i.append(rotate_quad(start, 2) if reading.turned else start)
-            label, conf, alt = _top(model.labels, reading.probs)
-            labels.append(label)
-            confs.append(conf)
-            alts.append(alt)
-            probs.append(reading.probs)
-        parts.append(Detections(np.asarray(quads_i, np.float32), ("nummix_tile",) * 2,
-                                labels=tuple(labels),
-                                confidences=np.asarray(confs, np.float32),
-                                oriented=(True, True),
-                                data={"alternatives": tuple(alts),
-                                      PROBABILITIES: tuple(probs)}))
     kept = read.select([i for i in read if i not in split])
-    return Detections.concat([kept, *parts])
+    return Detections.concat([kept, *split.values()])
 
 
 def _with_readings(read: Detections, model: Model,

@@ -451,6 +451,41 @@ def test_two_touching_tiles_outlined_as_one_are_cut_in_two() -> None:
     assert right >= 2 * pairs - 1, (right, pairs)
 
 
+def test_three_touching_tiles_outlined_as_one_are_cut_in_three() -> None:
+    """Three tiles side by side in one outline (dev 61321 hard: k8 o8 r8, read r1 at
+    0.19), read unsure: it is cut in three (``TILE_PARTS``), each part read surely; cut
+    in two, neither half is one tile."""
+    from companion.synth import render_scene
+
+    runs = right = 0
+    for seed in (7400, 7401, 7402, 7403):
+        scene = render_scene("nummix", seed=seed, difficulty="easy")
+        tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered
+                 and p.visible_fraction > 0.99 and not p.extra.get("standing")]
+        quads = [np.asarray(p.quad, np.float32) for p in tiles]
+        side = float(np.median([np.linalg.norm(q[1] - q[0]) for q in quads]))
+        after = {a: b for a in range(len(tiles)) for b in range(len(tiles))
+                 if np.linalg.norm(quads[a][1] - quads[b][0]) < 0.1 * side
+                 and np.linalg.norm(quads[a][2] - quads[b][3]) < 0.1 * side}
+        run = next(((a, b, after[b]) for a, b in after.items() if b in after), None)
+        if run is None:
+            continue
+        a, _, c = run
+        merged = np.array([quads[a][0], quads[c][1], quads[c][2], quads[a][3]], np.float32)
+        rest = [q for k, q in enumerate(quads) if k not in run]
+        found = Detections(np.array([merged, *rest]), ("nummix_tile",) * (len(rest) + 1))
+        read = classify(scene.image, found, game="nummix", ocr="off")
+        runs += 1
+        assert len(read) == len(found) + 2
+        centres = read.quads.mean(axis=1)
+        for k in run:
+            near = int(np.argmin(np.linalg.norm(centres - quads[k].mean(axis=0), axis=1)))
+            right += (read.labels[near] == tiles[k].label
+                      and float(read.confidences[near]) >= 0.8)
+    assert runs >= 2
+    assert right >= 3 * runs - 1, (right, runs)
+
+
 def test_a_fingertip_taken_for_a_tile_is_dropped() -> None:
     """A pink patch of skin outlined as a tile reads unsure and its face is unlike the
     photo's tiles': it is dropped, and every real tile kept."""
