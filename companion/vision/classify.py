@@ -1244,26 +1244,28 @@ TILE_SIZE_OFF = (0.6, 1.3)
 TILE_SIZE_NEAR = 5
 TILE_SIZE_MOST = 2
 """An unsure Nummix tile outline covering less than 0.6 or more than 1.3 of a tile (the
-median short and long sides of the ``TILE_SIZE_NEAR`` sure tiles nearest it) is read
-again through tile-sized outlines in it or round it (``_tile_sized``): at most
-``TILE_SIZE_MOST`` a photo, the surest first (27 outlines each, ~10 ms). On dev seeds
-61200-61239 and 61300-61339 (normal and hard) it took another outline 37 times: 35
-unknown tiles then read sure and right, one sure and wrong, one outline on no tile read
-sure (with no bound and 36 outlines each: 51 times, 45 right, 2 wrong, 4 on no tile,
-at 47 ms a hard photo on average, up to 300). Hard: tiles wrong, unknown, missed or
-stray in the grids 285 -> 267; exact states unchanged (normal 38 + 37, hard 10 + 17);
-dev 61536 normal (an outline running onto the next tile, k7 read k2 at 0.19) read
-exactly. CPU in it, seeds 61900-61919: normal 5 ms a photo on average (median 0), hard
-14."""
+median short and long sides of the ``TILE_SIZE_NEAR`` sure tiles nearest it) and with
+no rack's ledge at its foot or along a side is read again through tile-sized outlines
+in it or round it (``_tile_sized``): at most ``TILE_SIZE_MOST`` a photo, the surest
+first (27 outlines each, ~10 ms). On dev seeds 61200-61239 and 61300-61339 (hard) it
+took another outline 30 times: 28 unknown tiles then read sure and right, one sure and
+wrong, one outline on no tile read sure (with no bound and 36 outlines each: 51 times,
+45 right, 2 wrong, 4 on no tile, at 47 ms a hard photo on average, up to 300; without
+the ledge test, a stray on a rack's end, dropped onto the rack before, read k4 at 0.86
+into the grid). Hard: tiles wrong, unknown, missed or stray in the grids 285 -> 264;
+exact states unchanged (normal 38 + 37, hard 10 + 17); dev 61536 normal (an outline
+running onto the next tile, k7 read k2 at 0.19) read exactly. CPU in it, seeds
+61900-61919: normal 5 ms a photo on average (median 0), hard 14."""
 
 
 def _tile_sized(read: Detections, balanced: Image, model: Model) -> Detections:
-    """Unsure Nummix tiles whose outline is far from the size of the sure tiles near it
-    (``TILE_SIZE_OFF``, ``TILE_SIZE_MOST``) read again through outlines of that size at
-    each of its corners, the middles of its sides and its centre, along its own sides
-    (either way up) and its nearest sure tile's; the surest is kept if sure, surer and
-    no other located tile's (``STEP_OVERLAP``): the locator outlines a tile now and then
-    with its neighbour's edge or the table, or round its number alone."""
+    """Unsure Nummix tiles off a rack's ledge whose outline is far from the size of the
+    sure tiles near it (``TILE_SIZE_OFF``, ``TILE_SIZE_MOST``) read again through
+    outlines of that size at each of its corners, the middles of its sides and its
+    centre, along its own sides (either way up) and its nearest sure tile's; the surest
+    is kept if sure, surer and no other located tile's (``STEP_OVERLAP``): the locator
+    outlines a tile now and then with its neighbour's edge or the table, or round its
+    number alone. Tiles at a ledge are left to ``_feet_on_ledges``."""
     tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
     sure = [i for i in tiles if float(read.confidences[i]) >= UNSURE]
     doubtful = [i for i in tiles if float(read.confidences[i]) < UNSURE]
@@ -1274,17 +1276,24 @@ def _tile_sized(read: Detections, balanced: Image, model: Model) -> Detections:
     across, along_sides = (sides[:, 0] + sides[:, 2]) / 2, (sides[:, 1] + sides[:, 3]) / 2
     shorts, longs = np.minimum(across, along_sides), np.maximum(across, along_sides)
     centres = sure_quads.mean(axis=1)
-    tries: list[tuple[int, npt.NDArray[np.float32]]] = []
-    searched = 0
+    found: list[tuple[int, npt.NDArray[np.float64], float, float, int]] = []
     for i in sorted(doubtful, key=lambda i: -float(read.confidences[i])):
         q = read.quads[i].astype(np.float64)
         near = np.argsort(np.linalg.norm(centres - q.mean(axis=0), axis=1))[:TILE_SIZE_NEAR]
         short, long = float(np.median(shorts[near])), float(np.median(longs[near]))
         ratio = abs(cv2.contourArea(q.astype(np.float32))) / max(short * long, 1.0)
-        if TILE_SIZE_OFF[0] <= ratio <= TILE_SIZE_OFF[1] or searched == TILE_SIZE_MOST:
-            continue
-        searched += 1
-        for frame_quad, turns in ((q, 2), (sure_quads[near[0]], 1)):
+        if not TILE_SIZE_OFF[0] <= ratio <= TILE_SIZE_OFF[1]:
+            found.append((i, q, short, long, int(near[0])))
+    if found:  # a tile at a rack's ledge is left to _feet_on_ledges (a rack's end: no tile)
+        from companion.vision.standing import front_bands, is_ledge, ledge_sides, piece_map
+
+        pieces = piece_map(balanced, read)
+        bands = front_bands(balanced, read, pieces=pieces)
+        standing = ledge_sides(balanced, read, bands, unsure_below=UNSURE, pieces=pieces)
+        found = [f for f in found if f[0] not in standing and not is_ledge([bands[f[0]]])]
+    tries: list[tuple[int, npt.NDArray[np.float32]]] = []
+    for i, q, short, long, nearest in found[:TILE_SIZE_MOST]:
+        for frame_quad, turns in ((q, 2), (sure_quads[nearest], 1)):
             along = (frame_quad[1] - frame_quad[0] + frame_quad[2] - frame_quad[3]) / 2
             along /= max(float(np.linalg.norm(along)), 1e-9)
             down = np.array([-along[1], along[0]])

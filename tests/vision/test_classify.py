@@ -525,6 +525,42 @@ def test_a_tile_outlined_far_larger_than_a_tile_is_read_through_a_tile_sized_out
     assert right >= unsure - 1, (right, unsure)
 
 
+@pytest.mark.skipif(not available_model("nummix_tile"), reason="no nummix_tile model")
+def test_an_outline_at_a_rack_ledge_is_not_read_at_a_tiles_size(monkeypatch) -> None:
+    """Two unsure outlines half again a tile's size: the one with a rack's ledge at its
+    foot is left to the ledge's reading (dev 61732: a stray on a rack's end read k4 at
+    0.86 through a tile-sized outline), the one on the table is read at a tile's size."""
+    from companion.vision import classify as module
+    from companion.vision.classify import PROBABILITIES, Reading, load_model
+
+    image = np.full((400, 700, 3), (150, 160, 170), np.uint8)  # a light table
+    cv2.rectangle(image, (90, 274), (200, 296), (32, 30, 30), -1)  # a rack's ledge
+    sure = [np.array([[x, 40], [x + 54, 40], [x + 54, 114], [x, 114]], np.float32)
+            for x in (300, 356, 412)]
+    at_ledge = np.array([[100, 154], [184, 154], [184, 274], [100, 274]], np.float32)
+    on_table = np.array([[500, 200], [584, 200], [584, 320], [500, 320]], np.float32)
+    for quad in (*sure, at_ledge, on_table):
+        cv2.fillConvexPoly(image, quad.astype(np.int32), (235, 240, 242))
+    model = load_model("nummix_tile")
+    flat = np.full(len(model.labels), 1.0 / len(model.labels))
+    read = Detections(np.array([*sure, at_ledge, on_table]), ("nummix_tile",) * 5,
+                      labels=("r7", "b2", "k1", "o3", "o4"),
+                      confidences=np.array([0.99, 0.98, 0.97, 0.3, 0.3], np.float32),
+                      oriented=(True,) * 5, data={PROBABILITIES: (flat,) * 5})
+    asked: list[np.ndarray] = []
+
+    def unsure_readings(_model: object, _image: object, quads: list) -> list:
+        asked.extend(quads)
+        return [Reading(flat, False) for _ in quads]
+
+    monkeypatch.setattr(module, "_read_quads", unsure_readings)
+    module._tile_sized(read, image, model)
+    centres = np.array([q.mean(axis=0) for q in asked])
+    assert len(asked) > 0
+    assert np.linalg.norm(centres - on_table.mean(axis=0), axis=1).max() < 60
+    assert np.linalg.norm(centres - at_ledge.mean(axis=0), axis=1).min() > 200
+
+
 def test_a_fingertip_taken_for_a_tile_is_dropped() -> None:
     """A pink patch of skin outlined as a tile reads unsure and its face is unlike the
     photo's tiles': it is dropped, and every real tile kept."""
