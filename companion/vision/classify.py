@@ -13,6 +13,7 @@ read (all of them in one Tesseract process: starting it costs more than reading 
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -963,10 +964,11 @@ def classify(image: Image, detections: Detections, *, game: str,
     every box crossed or not (``companion.vision.sheet.read_sheet``; ``markers`` are the
     photo's ArUco markers, for our printed sheet's 20–23). Nummix tiles get
     ``data["front"]``: the band at each tile's foot (``companion.vision.standing``);
-    an unsure Nummix outline may come back cut in two (``_split_unsure_tiles``), moved
-    onto the tile it straddles (``_stepped_from_neighbours``) or dropped as no tile
-    (``_without_strays``), and two or three Nox or Qwixx cards in one outline as that
-    many (``_split_card_pairs``), so rows need not match the detections given."""
+    a Nummix outline may come back cut in two or three (``_split_joined_tiles``), an
+    unsure one at a tile's size (``_tile_sized``), moved onto the tile it straddles
+    (``_stepped_from_neighbours``) or dropped as no tile (``_without_strays``), and two
+    or three Nox or Qwixx cards in one outline as that many (``_split_card_pairs``), so
+    rows need not match the detections given."""
     if game not in GAMES:
         raise InputError("game", f"unknown game {game!r}; one of: {', '.join(GAMES)}")
     if ocr not in OCR_MODES:
@@ -1070,7 +1072,8 @@ def classify(image: Image, detections: Detections, *, game: str,
     if game == "nummix":
         if use_classifier and available_model("nummix_tile", models_dir):
             tile_model = load_model("nummix_tile", models_dir)
-            read = _split_unsure_tiles(read, balanced, tile_model)
+            read = _split_joined_tiles(read, balanced, tile_model)
+            read = _tile_sized(read, balanced, tile_model)
             read = _stepped_from_neighbours(read, balanced, tile_model)
             read = _without_strays(read, balanced)
         read = _feet_on_ledges(read, balanced, models_dir if use_classifier else None)
@@ -1111,9 +1114,20 @@ def _second_opinion(read: Detections, balanced: Image, models_dir: Path, *, ask:
     return read.with_fields(labels=tuple(labels), confidences=confidences, data=data)
 
 
-TILE_PAIR_AREA = (1.6, 2.6)
-"""An unsure Nummix tile this many times the median area of the tiles near it
-(``TILE_PAIR_NEAR``) may be two touching tiles the locator took for one."""
+TILE_PAIR_AREA = (1.4, 3.5)
+"""A Nummix tile outline this many times the median area of the tiles near it
+(``TILE_PAIR_NEAR``) may be two or three touching tiles the locator took for one, read
+unsure or (now and then) surely wrong: three tiles k4 k5 k6 in one outline read k11 at
+0.94 (rendered seed 7405, easy). Located outlines of 1.4 tiles' area or more, dev seeds
+61200-61239 and 61300-61339 (normal and hard, 154): of the 78 round one tile (50 read
+sure), none had its parts all read sure cut in two to seven; of the unsure ones round
+two or three tiles, 32 were cut into parts read sure and right (unsure ones at 1.6-2.6
+in two only: 28), from 1.42 up, two tiles at 2.67 (61302 hard) and three at 1.97
+(61321 hard); none cut wrong. Outlines round five tiles (4.5-5) never read sure in
+parts. Tiles wrong, unknown, missed or stray in the grids of the 80 hard scenes: 294 ->
+285 (exact states unchanged, normal and hard)."""
+TILE_PARTS = (2, 3)
+"""The parts such an outline is cut in, fewest first (``_split_joined_tiles``)."""
 TILE_PAIR_NEAR = 2.5
 """Tiles whose centre lies within this many of the outline's long side count as near."""
 
@@ -1128,6 +1142,20 @@ tile past 10 was 118 darker), none dropped; 8 of the 13 strays dropped (at 10 an
 darker: one tile and 9 strays). The same holds Cat in the Box cards' white faces to
 their sure neighbours': on dev scenes 61300-61339 (normal) it dropped the fingers read
 as unknown cards in 61303 and 61308, and no card in 160 scenes."""
+TILE_STRAY_CHROMA = 10.0
+"""``STRAY_CHROMA`` for Nummix tiles. Unsure located tiles at ``_without_strays``, dev
+seeds 61200-61239 and 61300-61339 (normal and hard, 218 on tiles, 46 on none): every
+tile at least 10 off in colour and 20 darker was under a hand (visible 0.15-0.66, read
+unsure or wrong either way); 10 rather than 12 drops two more strays 20 darker (a
+finger in dev 61317 normal, 11.3 off and 28 darker, stood in the grid as '?')."""
+TINY_TILE = 0.2
+"""An unsure Nummix "tile" whose outline covers less than this share of the median area
+of the photo's sure tiles is no tile (a scrap of a face's edge or of the table). Unsure
+located tiles at ``_without_strays``, dev seeds 61200-61239 and 61300-61339 (normal and
+hard, 264 outlines): of the 218 on a tile, the smallest covered 0.18 (an outline on a
+tenth of a hard scene's tile, read b4 for b12 at 0.09), the next 0.22; of the 46 on
+none, 2 covered less than 0.2 (0.19, and 0.11 in dev 61300 normal: a corner of a rack
+tile that stood in the grid as '?')."""
 
 
 NOX_DOUBTFUL = 0.9
@@ -1140,9 +1168,11 @@ def _without_strays(read: Detections, balanced: Image, kind: str = "nummix_tile"
                     doubtful_below: float = UNSURE) -> Detections:
     """Without the pieces of ``kind`` (Nummix tiles, Cat in the Box and Nox cards) read
     less sure than ``doubtful_below`` whose face is unlike the photo's surer ones'
-    (``STRAY_*``): the locator takes the odd fingertip for a tile or a card, and read
-    unsure it would stand in the state as an unknown piece. Nox cards are held to 0.9
-    (``NOX_DOUBTFUL``): a patch of table read as a 5 at 0.82 joined a kitty."""
+    (``STRAY_*``; tiles ``TILE_STRAY_CHROMA``), and the unsure Nummix tiles far smaller
+    than the sure ones (``TINY_TILE``): the locator takes the odd fingertip or scrap of
+    a tile for a tile or a card, and read unsure it would stand in the state as an
+    unknown piece. Nox cards are held to 0.9 (``NOX_DOUBTFUL``): a patch of table read
+    as a 5 at 0.82 joined a kitty."""
     tiles = [i for i in read if read.kinds[i] == kind]
     sure = [i for i in tiles if float(read.confidences[i]) >= doubtful_below]
     doubtful = [i for i in tiles if float(read.confidences[i]) < doubtful_below]
@@ -1150,9 +1180,16 @@ def _without_strays(read: Detections, balanced: Image, kind: str = "nummix_tile"
         return read
     faces = {i: _face_colour(balanced, read.quads[i]) for i in sure + doubtful}
     usual = np.median([faces[i] for i in sure], axis=0)
+    chroma = TILE_STRAY_CHROMA if kind == "nummix_tile" else STRAY_CHROMA
     strays = {i for i in doubtful
-              if float(np.hypot(*(faces[i][1:] - usual[1:]))) >= STRAY_CHROMA
+              if float(np.hypot(*(faces[i][1:] - usual[1:]))) >= chroma
               and float(usual[0] - faces[i][0]) >= STRAY_DARKER}
+    if kind == "nummix_tile":
+        def area(i: int) -> float:
+            return abs(float(cv2.contourArea(read.quads[i].astype(np.float32))))
+
+        usual_area = float(np.median([area(i) for i in sure]))
+        strays |= {i for i in doubtful if area(i) < TINY_TILE * usual_area}
     return read.select([i for i in read if i not in strays]) if strays else read
 
 
@@ -1166,20 +1203,19 @@ def _face_colour(balanced: Image, quad: npt.NDArray[np.float32]) -> npt.NDArray[
     return out
 
 
-def _split_unsure_tiles(read: Detections, balanced: Image, model: Model) -> Detections:
-    """Unsure Nummix tiles that are two tiles' area (``TILE_PAIR_AREA``) cut in two across
-    their long side, kept so if both halves are read sure: two touching tiles with a
-    faint seam come out of the locator as one outline, read unsure."""
+def _split_joined_tiles(read: Detections, balanced: Image, model: Model) -> Detections:
+    """Nummix tile outlines of two or three tiles' area (``TILE_PAIR_AREA``) cut across
+    their long side into ``TILE_PARTS`` equal parts, kept so cut in the fewest parts that
+    all read sure: two or three touching tiles with faint seams come out of the locator
+    as one outline, read unsure or surely wrong."""
     tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
     if len(tiles) < 3:
         return read
     quads = read.quads[tiles].astype(np.float64)
     centres = quads.mean(axis=1)
     areas = np.abs(np.array([cv2.contourArea(q.astype(np.float32)) for q in quads]))
-    cut: dict[int, list[npt.NDArray[np.float32]]] = {}
+    cuts: list[tuple[int, list[npt.NDArray[np.float32]]]] = []
     for k, i in enumerate(tiles):
-        if float(read.confidences[i]) >= UNSURE:
-            continue
         q = quads[k]
         sides = side_lengths(q)
         distance = np.linalg.norm(centres - centres[k], axis=1)
@@ -1189,36 +1225,110 @@ def _split_unsure_tiles(read: Detections, balanced: Image, model: Model) -> Dete
         ratio = areas[k] / max(float(np.median(areas[near])), 1.0)
         if not TILE_PAIR_AREA[0] <= ratio <= TILE_PAIR_AREA[1]:
             continue
-        cut[i] = halves(q)
-    if not cut:
+        cuts += [(i, [portrait_first(part, model.size) for part in cut_across(q, parts)])
+                 for parts in TILE_PARTS]
+    if not cuts:
         return read
-    starts = [portrait_first(h, model.size) for pair in cut.values() for h in pair]
-    readings = _read_quads(model, balanced, starts)
-    split = [i for n, i in enumerate(cut)
-             if min(r.probs.max() for r in readings[2 * n:2 * n + 2]) >= UNSURE]
+    readings = iter(_read_quads(model, balanced, [part for _, cut in cuts for part in cut]))
+    split: dict[int, Detections] = {}
+    for i, cut in cuts:
+        read_parts = [next(readings) for _ in cut]
+        if i in split or min(r.probs.max() for r in read_parts) < UNSURE:
+            continue  # (cut in fewer parts already)
+        tops = [_top(model.labels, r.probs) for r in read_parts]
+        split[i] = Detections(
+            np.asarray([rotate_quad(start, 2) if r.turned else start
+                        for start, r in zip(cut, read_parts, strict=True)], np.float32),
+            ("nummix_tile",) * len(cut), labels=tuple(label for label, _, _ in tops),
+            confidences=np.asarray([conf for _, conf, _ in tops], np.float32),
+            oriented=(True,) * len(cut),
+            data={"alternatives": tuple(alt for _, _, alt in tops),
+                  PROBABILITIES: tuple(r.probs for r in read_parts)})
     if not split:
         return read
-    parts = []
-    for n, i in enumerate(cut):
-        if i not in split:
-            continue
-        quads_i, labels, confs, alts, probs = [], [], [], [], []
-        for start, reading in zip(starts[2 * n:2 * n + 2], readings[2 * n:2 * n + 2],
-                                  strict=True):
-            quads_i.append(rotate_quad(start, 2) if reading.turned else start)
-            label, conf, alt = _top(model.labels, reading.probs)
-            labels.append(label)
-            confs.append(conf)
-            alts.append(alt)
-            probs.append(reading.probs)
-        parts.append(Detections(np.asarray(quads_i, np.float32), ("nummix_tile",) * 2,
-                                labels=tuple(labels),
-                                confidences=np.asarray(confs, np.float32),
-                                oriented=(True, True),
-                                data={"alternatives": tuple(alts),
-                                      PROBABILITIES: tuple(probs)}))
     kept = read.select([i for i in read if i not in split])
-    return Detections.concat([kept, *parts])
+    return Detections.concat([kept, *split.values()])
+
+
+TILE_SIZE_OFF = (0.6, 1.3)
+TILE_SIZE_NEAR = 5
+TILE_SIZE_MOST = 2
+"""An unsure Nummix tile outline covering less than 0.6 or more than 1.3 of a tile (the
+median short and long sides of the ``TILE_SIZE_NEAR`` sure tiles nearest it) and with
+no rack's ledge at its foot or along a side is read again through tile-sized outlines
+in it or round it (``_tile_sized``): at most ``TILE_SIZE_MOST`` a photo, the surest
+first (27 outlines each, ~10 ms). On dev seeds 61200-61239 and 61300-61339 (hard) it
+took another outline 30 times: 28 unknown tiles then read sure and right, one sure and
+wrong, one outline on no tile read sure (with no bound and 36 outlines each: 51 times,
+45 right, 2 wrong, 4 on no tile, at 47 ms a hard photo on average, up to 300; without
+the ledge test, a stray on a rack's end, dropped onto the rack before, read k4 at 0.86
+into the grid). Hard: tiles wrong, unknown, missed or stray in the grids 285 -> 264;
+exact states unchanged (normal 38 + 37, hard 10 + 17); dev 61536 normal (an outline
+running onto the next tile, k7 read k2 at 0.19) read exactly. CPU in it, seeds
+61900-61919: normal 5 ms a photo on average (median 0), hard 14."""
+
+
+def _tile_sized(read: Detections, balanced: Image, model: Model) -> Detections:
+    """Unsure Nummix tiles off a rack's ledge whose outline is far from the size of the
+    sure tiles near it (``TILE_SIZE_OFF``, ``TILE_SIZE_MOST``) read again through
+    outlines of that size at each of its corners, the middles of its sides and its
+    centre, along its own sides (either way up) and its nearest sure tile's; the surest
+    is kept if sure, surer and no other located tile's (``STEP_OVERLAP``): the locator
+    outlines a tile now and then with its neighbour's edge or the table, or round its
+    number alone. Tiles at a ledge are left to ``_feet_on_ledges``."""
+    tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
+    sure = [i for i in tiles if float(read.confidences[i]) >= UNSURE]
+    doubtful = [i for i in tiles if float(read.confidences[i]) < UNSURE]
+    if len(sure) < 2 or not doubtful:
+        return read
+    sure_quads = read.quads[sure].astype(np.float64)
+    sides = np.linalg.norm(np.roll(sure_quads, -1, axis=1) - sure_quads, axis=2)
+    across, along_sides = (sides[:, 0] + sides[:, 2]) / 2, (sides[:, 1] + sides[:, 3]) / 2
+    shorts, longs = np.minimum(across, along_sides), np.maximum(across, along_sides)
+    centres = sure_quads.mean(axis=1)
+    found: list[tuple[int, npt.NDArray[np.float64], float, float, int]] = []
+    for i in sorted(doubtful, key=lambda i: -float(read.confidences[i])):
+        q = read.quads[i].astype(np.float64)
+        near = np.argsort(np.linalg.norm(centres - q.mean(axis=0), axis=1))[:TILE_SIZE_NEAR]
+        short, long = float(np.median(shorts[near])), float(np.median(longs[near]))
+        ratio = abs(cv2.contourArea(q.astype(np.float32))) / max(short * long, 1.0)
+        if not TILE_SIZE_OFF[0] <= ratio <= TILE_SIZE_OFF[1]:
+            found.append((i, q, short, long, int(near[0])))
+    if found:  # a tile at a rack's ledge is left to _feet_on_ledges (a rack's end: no tile)
+        from companion.vision.standing import front_bands, is_ledge, ledge_sides, piece_map
+
+        pieces = piece_map(balanced, read)
+        bands = front_bands(balanced, read, pieces=pieces)
+        standing = ledge_sides(balanced, read, bands, unsure_below=UNSURE, pieces=pieces)
+        found = [f for f in found if f[0] not in standing and not is_ledge([bands[f[0]]])]
+    tries: list[tuple[int, npt.NDArray[np.float32]]] = []
+    for i, q, short, long, nearest in found[:TILE_SIZE_MOST]:
+        for frame_quad, turns in ((q, 2), (sure_quads[nearest], 1)):
+            along = (frame_quad[1] - frame_quad[0] + frame_quad[2] - frame_quad[3]) / 2
+            along /= max(float(np.linalg.norm(along)), 1e-9)
+            down = np.array([-along[1], along[0]])
+            w, h = (float(np.ptp(q @ axis)) for axis in (along, down))
+            for wide, tall in ((short, long), (long, short))[:turns]:
+                a, b = along * wide, down * tall
+                for u, v in itertools.product((-0.5, 0.0, 0.5), repeat=2):
+                    p = (q.mean(axis=0) + u * (w - wide) * along + v * (h - tall) * down
+                         - (a + b) / 2)
+                    tries.append((i, portrait_first(np.array([p, p + a, p + a + b, p + b],
+                                                             np.float32), model.size)))
+    if not tries:
+        return read
+    confidences = read.confidences.copy()
+    changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
+    for (i, outline), again in zip(tries, _read_quads(model, balanced, [o for _, o in tries]),
+                                   strict=True):
+        sure_now = float(again.probs.max())
+        if sure_now < max(UNSURE, float(confidences[i])):
+            continue
+        if any(quad_iou(outline, read.quads[k]) >= STEP_OVERLAP for k in tiles if k != i):
+            continue
+        changes[i] = (rotate_quad(outline, 2) if again.turned else outline, again.probs)
+        confidences[i] = sure_now
+    return _with_readings(read, model, changes)
 
 
 def _with_readings(read: Detections, model: Model,
@@ -1329,8 +1439,11 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
     tile with a ledge along a side instead stands on it, read a quarter turn off: it is
     read again standing on the ledge, and kept so if that reading is surer than the
     first and the right way up (the ledge is the evidence; an unsure reading is still
-    reported unsure). An unsure tile standing on a ledge (at its foot or along a side)
-    is also read through parallelograms in its outline (``STANDING_SHEARS``)."""
+    reported unsure); read no surer, it keeps its reading but its outline is still
+    turned to stand on the ledge, so that the Nummix reader puts it on the rack (dev
+    scene 61325: an unknown rack tile seen from above, outlined across the rack, stood
+    in the grid as '?'). An unsure tile standing on a ledge (at its foot or along a
+    side) is also read through parallelograms in its outline (``STANDING_SHEARS``)."""
     from companion.vision.standing import front_bands, is_ledge, ledge_sides, piece_map
 
     pieces = piece_map(balanced, read)  # the same for the tiles turned below
@@ -1369,6 +1482,10 @@ def _feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
             starts = {i: rotate_quad(read.quads[i], feet[i][0]) for i in still}
             tries = [(i, feet[i][0], fit, False) for i in still for fit in fit_card_outline(
                 smooth, starts[i], aspect=_own_aspect(starts[i]), count=EDGE_FITS)]
+        probabilities = read.data.get(PROBABILITIES, (None,) * len(read))
+        for i, turns in feet.items():  # no surer reading: still, the ledge is its foot
+            if i not in changes and turns != (0,) and probabilities[i] is not None:
+                changes[i] = (rotate_quad(read.quads[i], turns[0]), probabilities[i])
         if changes:
             read = _with_readings(read, model, changes)
             bands = front_bands(balanced, read, pieces=pieces)

@@ -451,6 +451,116 @@ def test_two_touching_tiles_outlined_as_one_are_cut_in_two() -> None:
     assert right >= 2 * pairs - 1, (right, pairs)
 
 
+def test_three_touching_tiles_outlined_as_one_are_cut_in_three() -> None:
+    """Three tiles side by side in one outline (dev 61321 hard: k8 o8 r8, read r1 at
+    0.19), read unsure: it is cut in three (``TILE_PARTS``), each part read surely; cut
+    in two, neither half is one tile."""
+    from companion.synth import render_scene
+
+    runs = right = 0
+    for seed in (7400, 7401, 7402, 7403):
+        scene = render_scene("nummix", seed=seed, difficulty="easy")
+        tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered
+                 and p.visible_fraction > 0.99 and not p.extra.get("standing")]
+        quads = [np.asarray(p.quad, np.float32) for p in tiles]
+        side = float(np.median([np.linalg.norm(q[1] - q[0]) for q in quads]))
+        after = {a: b for a in range(len(tiles)) for b in range(len(tiles))
+                 if np.linalg.norm(quads[a][1] - quads[b][0]) < 0.1 * side
+                 and np.linalg.norm(quads[a][2] - quads[b][3]) < 0.1 * side}
+        run = next(((a, b, after[b]) for a, b in after.items() if b in after), None)
+        if run is None:
+            continue
+        a, _, c = run
+        merged = np.array([quads[a][0], quads[c][1], quads[c][2], quads[a][3]], np.float32)
+        rest = [q for k, q in enumerate(quads) if k not in run]
+        found = Detections(np.array([merged, *rest]), ("nummix_tile",) * (len(rest) + 1))
+        read = classify(scene.image, found, game="nummix", ocr="off")
+        runs += 1
+        assert len(read) == len(found) + 2
+        centres = read.quads.mean(axis=1)
+        for k in run:
+            near = int(np.argmin(np.linalg.norm(centres - quads[k].mean(axis=0), axis=1)))
+            right += (read.labels[near] == tiles[k].label
+                      and float(read.confidences[near]) >= 0.8)
+    assert runs >= 2
+    assert right >= 3 * runs - 1, (right, runs)
+
+
+def _reading_at(read: Detections, centre: np.ndarray) -> tuple[str | None, float]:
+    """The label and confidence of the piece read nearest ``centre``."""
+    j = int(np.argmin(np.linalg.norm(read.quads.mean(axis=1) - centre, axis=1)))
+    return read.labels[j], float(read.confidences[j])
+
+
+def test_a_tile_outlined_far_larger_than_a_tile_is_read_through_a_tile_sized_outline(
+        monkeypatch) -> None:
+    """Tiles whose outline runs over the table beyond their head (0.7 of a tile more):
+    of those read unsure through it, all but one are read sure and right through a
+    tile-sized outline in it (``_tile_sized``)."""
+    from companion.synth import render_scene
+    from companion.vision import classify as module
+
+    unsure = right = 0
+    for seed in (7400, 7401, 7402, 7403):
+        scene = render_scene("nummix", seed=seed, difficulty="easy")
+        tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered
+                 and p.visible_fraction > 0.99 and not p.extra.get("standing")]
+        quads = [np.asarray(p.quad, np.float32) for p in tiles]
+        for k in range(0, len(tiles), 3):
+            grown = quads[k].copy()
+            grown[:2] -= 0.7 * (quads[k][3] - quads[k][0])  # its top edge moved up
+            found = Detections(np.array([grown, *quads[:k], *quads[k + 1:]]),
+                               ("nummix_tile",) * len(quads))
+            centre = quads[k].mean(axis=0)
+            with monkeypatch.context() as m:
+                m.setattr(module, "_tile_sized", lambda read, *_: read)
+                without = classify(scene.image, found, game="nummix", ocr="off")
+                if _reading_at(without, centre)[1] >= 0.8:
+                    continue
+            unsure += 1
+            label, sure = _reading_at(classify(scene.image, found, game="nummix", ocr="off"),
+                                      centre)
+            right += label == tiles[k].label and sure >= 0.8
+    assert unsure >= 5
+    assert right >= unsure - 1, (right, unsure)
+
+
+@pytest.mark.skipif(not available_model("nummix_tile"), reason="no nummix_tile model")
+def test_an_outline_at_a_rack_ledge_is_not_read_at_a_tiles_size(monkeypatch) -> None:
+    """Two unsure outlines half again a tile's size: the one with a rack's ledge at its
+    foot is left to the ledge's reading (dev 61732: a stray on a rack's end read k4 at
+    0.86 through a tile-sized outline), the one on the table is read at a tile's size."""
+    from companion.vision import classify as module
+    from companion.vision.classify import PROBABILITIES, Reading, load_model
+
+    image = np.full((400, 700, 3), (150, 160, 170), np.uint8)  # a light table
+    cv2.rectangle(image, (90, 274), (200, 296), (32, 30, 30), -1)  # a rack's ledge
+    sure = [np.array([[x, 40], [x + 54, 40], [x + 54, 114], [x, 114]], np.float32)
+            for x in (300, 356, 412)]
+    at_ledge = np.array([[100, 154], [184, 154], [184, 274], [100, 274]], np.float32)
+    on_table = np.array([[500, 200], [584, 200], [584, 320], [500, 320]], np.float32)
+    for quad in (*sure, at_ledge, on_table):
+        cv2.fillConvexPoly(image, quad.astype(np.int32), (235, 240, 242))
+    model = load_model("nummix_tile")
+    flat = np.full(len(model.labels), 1.0 / len(model.labels))
+    read = Detections(np.array([*sure, at_ledge, on_table]), ("nummix_tile",) * 5,
+                      labels=("r7", "b2", "k1", "o3", "o4"),
+                      confidences=np.array([0.99, 0.98, 0.97, 0.3, 0.3], np.float32),
+                      oriented=(True,) * 5, data={PROBABILITIES: (flat,) * 5})
+    asked: list[np.ndarray] = []
+
+    def unsure_readings(_model: object, _image: object, quads: list) -> list:
+        asked.extend(quads)
+        return [Reading(flat, False) for _ in quads]
+
+    monkeypatch.setattr(module, "_read_quads", unsure_readings)
+    module._tile_sized(read, image, model)
+    centres = np.array([q.mean(axis=0) for q in asked])
+    assert len(asked) > 0
+    assert np.linalg.norm(centres - on_table.mean(axis=0), axis=1).max() < 60
+    assert np.linalg.norm(centres - at_ledge.mean(axis=0), axis=1).min() > 200
+
+
 def test_a_fingertip_taken_for_a_tile_is_dropped() -> None:
     """A pink patch of skin outlined as a tile reads unsure and its face is unlike the
     photo's tiles': it is dropped, and every real tile kept."""
@@ -473,6 +583,54 @@ def test_a_fingertip_taken_for_a_tile_is_dropped() -> None:
     assert len(read) == len(tiles)
     centres = read.quads.mean(axis=1)
     assert np.linalg.norm(centres - finger.mean(axis=0), axis=1).min() > 5
+
+
+def test_a_pale_fingertip_taken_for_a_tile_is_dropped(monkeypatch) -> None:
+    """A paler patch of skin (11.7 off the tiles' faces in colour, 36 darker; dev 61317:
+    a finger 11.3 off and 28 darker) outlined as a tile is dropped (``TILE_STRAY_CHROMA``),
+    every real tile kept; at Cat in the Box's bound (``STRAY_CHROMA``) it would stand."""
+    from companion.synth import render_scene
+    from companion.vision import classify as module
+
+    scene = render_scene("nummix", seed=7400, difficulty="easy")
+    tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered
+             and p.visible_fraction > 0.99]
+    quads = np.array([np.asarray(p.quad, np.float32) for p in tiles])
+    side, down = quads[0, 1] - quads[0, 0], quads[0, 3] - quads[0, 0]
+    image = scene.image.copy()
+    corner = np.float32([30, 30])
+    finger = np.array([corner, corner + side, corner + side + down, corner + down])
+    cv2.fillConvexPoly(image, np.round(finger).astype(np.int32), (172, 184, 218))
+    found = Detections(np.array([*quads, finger]), ("nummix_tile",) * (len(tiles) + 1))
+    read = classify(image, found, game="nummix", ocr="off")
+    assert len(read) == len(tiles)
+    assert sorted(read.labels) == sorted(p.label for p in tiles)
+    monkeypatch.setattr(module, "TILE_STRAY_CHROMA", module.STRAY_CHROMA)
+    assert len(classify(image, found, game="nummix", ocr="off")) == len(tiles) + 1
+
+
+def test_a_scrap_of_a_tile_outlined_as_a_tile_is_dropped(monkeypatch) -> None:
+    """A small outline in a tile's corner (a tenth of a tile: plain face, the tile's own
+    colour) reads unsure: it is dropped as far smaller than the sure tiles
+    (``TINY_TILE``), and every real tile kept; without that bound it would stand."""
+    from companion.synth import render_scene
+    from companion.vision import classify as module
+
+    scene = render_scene("nummix", seed=7400, difficulty="easy")
+    tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered
+             and p.visible_fraction > 0.99]
+    quads = np.array([np.asarray(p.quad, np.float32) for p in tiles])
+    corner = quads[0, 0]
+    side, down = quads[0, 1] - corner, quads[0, 3] - corner
+    scrap = np.array([corner + 0.05 * down, corner + 0.3 * side + 0.05 * down,
+                      corner + 0.3 * side + 0.35 * down, corner + 0.35 * down], np.float32)
+    found = Detections(np.array([*quads, scrap]), ("nummix_tile",) * (len(tiles) + 1))
+    read = classify(scene.image, found, game="nummix", ocr="off")
+    assert len(read) == len(tiles)
+    assert sorted(read.labels) == sorted(p.label for p in tiles)
+    monkeypatch.setattr(module, "TINY_TILE", 0.0)
+    kept = classify(scene.image, found, game="nummix", ocr="off")
+    assert len(kept) == len(tiles) + 1  # read unsure, in the tile's colour: only its size tells
 
 
 def test_a_slanted_rack_tile_is_read_through_a_parallelogram(monkeypatch) -> None:
@@ -569,6 +727,30 @@ def test_an_unsure_tile_beside_standing_tiles_is_turned_to_their_ledge() -> None
     feet = _feet_as_neighbours(read, bands, {})
     assert feet == {2: (3,)}  # the far tile stands in no row
     assert np.allclose(rotate_quad(quads[2], 3), tiles[2])
+
+
+@pytest.mark.skipif(not available_model("nummix_tile"), reason="no nummix_tile model")
+def test_an_unsure_tile_with_a_ledge_along_a_side_is_turned_onto_it() -> None:
+    """A blank face outlined a quarter turn off, the ledge along its side: no reading
+    through the turned outlines is sure, yet the outline comes back standing on the
+    ledge (the reading kept), so the reader puts the tile on the rack, not the grid."""
+    from companion.vision.classify import MODELS_DIR, PROBABILITIES, _feet_on_ledges, load_model
+    from companion.vision.standing import is_ledge
+
+    image = np.full((400, 600, 3), (150, 160, 170), np.uint8)  # a light table
+    cv2.rectangle(image, (290, 274), (364, 296), (32, 30, 30), -1)  # the rack's ledge
+    tile = np.array([[300, 200], [354, 200], [354, 274], [300, 274]], np.float32)
+    cv2.fillConvexPoly(image, tile.astype(np.int32), (235, 240, 242))
+    labels = load_model("nummix_tile").labels
+    probs = np.full(len(labels), 0.21 / (len(labels) - 1))
+    probs[labels.index("r3")] = 0.79
+    read = Detections(quads=np.roll(tile, -1, axis=0)[None], kinds=("nummix_tile",),
+                      labels=("r3",), confidences=np.array([0.79], np.float32),
+                      oriented=(True,), data={PROBABILITIES: (probs,)})
+    out = _feet_on_ledges(read, image, MODELS_DIR)
+    assert np.allclose(out.quads[0], tile)
+    assert out.labels[0] == "r3" and float(out.confidences[0]) == pytest.approx(0.79)
+    assert is_ledge([out.data["front"][0]])
 
 
 def test_row_turns_need_the_neighbours_asked_for() -> None:

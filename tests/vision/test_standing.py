@@ -13,6 +13,7 @@ from companion.vision.pipeline import read_image
 from companion.vision.standing import front_bands, is_ledge
 
 TABLE = (150, 160, 170)  # BGR, a light wooden table
+ORANGE = (40, 150, 230)  # an orange cloth
 TILE = np.array([[300, 200], [354, 200], [354, 274], [300, 274]], np.float32)
 
 
@@ -22,8 +23,10 @@ def _one_tile(image: np.ndarray) -> Detections:
 
 
 def _scene(foot: str) -> np.ndarray:
-    image = np.full((480, 640, 3), TABLE, np.uint8)
-    if foot == "ledge":  # a dark bar along the tile's foot, beyond both its ends
+    image = np.full((480, 640, 3), ORANGE if foot == "lit ledge" else TABLE, np.uint8)
+    if foot == "lit ledge":  # a black ledge in a lamp's bright spot: grey, not black
+        cv2.rectangle(image, (290, 274), (364, 296), (100, 100, 105), -1)
+    elif foot == "ledge":  # a dark bar along the tile's foot, beyond both its ends
         cv2.rectangle(image, (290, 274), (364, 296), (32, 30, 30), -1)
     elif foot == "narrow ledge":  # seen edge-on: covering only the band's inner half
         cv2.rectangle(image, (290, 274), (364, 286), (32, 30, 30), -1)
@@ -36,7 +39,7 @@ def _scene(foot: str) -> np.ndarray:
     return image
 
 
-@pytest.mark.parametrize("foot", ["ledge", "narrow ledge", "shadow", "table"])
+@pytest.mark.parametrize("foot", ["ledge", "narrow ledge", "lit ledge", "shadow", "table"])
 def test_a_ledge_is_told_from_the_table_and_a_shadow(foot: str) -> None:
     image = _scene(foot)
     (band,) = front_bands(image, _one_tile(image))
@@ -44,12 +47,26 @@ def test_a_ledge_is_told_from_the_table_and_a_shadow(foot: str) -> None:
     assert is_ledge([band]) == foot.endswith("ledge")
     if foot == "ledge":
         assert band.contrast > 60 and band.darkness < 0.3 and band.rise <= 0.01
+    elif foot == "lit ledge":  # lighter than a ledge in the shade, but far from the table
+        assert band.contrast > 80 and 0.4 < band.darkness < 0.55 and band.rise <= 0.01
     elif foot == "narrow ledge":  # the whole band lightens outward; its inner half not
         assert band.rise > 0.01 and band.near_contrast > 60 and band.near_rise <= 0.01
     elif foot == "shadow":
         assert band.rise > 0.02  # lighter further out: not a ledge
     else:
         assert band.contrast < 10 and band.darkness > 0.6
+
+
+def test_a_lit_ledge_is_told_by_its_contrast_alone(monkeypatch) -> None:
+    """Dev scene 61313: a rack's ledge half in a lamp's spot, up to 0.55 as light as
+    the faces; without ``LEDGE_LIT`` its row stood in the grid."""
+    from companion.vision import standing
+
+    image = _scene("lit ledge")
+    (band,) = front_bands(image, _one_tile(image))
+    assert is_ledge([band])
+    monkeypatch.setattr(standing, "LEDGE_LIT", 1000.0)
+    assert not is_ledge([band])
 
 
 def test_a_band_off_the_picture_is_not_measured() -> None:
