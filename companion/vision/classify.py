@@ -1315,8 +1315,17 @@ def _tile_sized(read: Detections, balanced: Image, model: Model) -> Detections:
                          - (a + b) / 2)
                     tries.append((i, portrait_first(np.array([p, p + a, p + a + b, p + b],
                                                              np.float32), model.size)))
-    if not tries:
-        return read
+    tries = [(i, outline) for i, outline in tries if not any(
+        quad_iou(outline, read.quads[k]) >= STEP_OVERLAP for k in tiles if k != i)]
+    return _with_readings(read, model, _surer_readings(read, balanced, model, tries))
+
+
+def _surer_readings(read: Detections, balanced: Image, model: Model,
+                    tries: Sequence[tuple[int, npt.NDArray[np.float32]]]
+                    ) -> dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]]:
+    """Pieces read again through other outlines (``tries``: piece, outline): for each,
+    the surest reading that is sure (``UNSURE``) and surer than its own, as
+    ``_with_readings`` takes them (the outline turned to the reading's up)."""
     confidences = read.confidences.copy()
     changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
     for (i, outline), again in zip(tries, _read_quads(model, balanced, [o for _, o in tries]),
@@ -1324,11 +1333,9 @@ def _tile_sized(read: Detections, balanced: Image, model: Model) -> Detections:
         sure_now = float(again.probs.max())
         if sure_now < max(UNSURE, float(confidences[i])):
             continue
-        if any(quad_iou(outline, read.quads[k]) >= STEP_OVERLAP for k in tiles if k != i):
-            continue
         changes[i] = (rotate_quad(outline, 2) if again.turned else outline, again.probs)
         confidences[i] = sure_now
-    return _with_readings(read, model, changes)
+    return changes
 
 
 def _with_readings(read: Detections, model: Model,
@@ -1388,18 +1395,7 @@ def _stepped_from_neighbours(read: Detections, balanced: Image, model: Model) ->
                        for k in tiles if k != i):
                     continue
                 tries.append((i, moved))
-    if not tries:
-        return read
-    confidences = read.confidences.copy()
-    changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
-    for (i, moved), again in zip(tries, _read_quads(model, balanced, [m for _, m in tries]),
-                                 strict=True):
-        sure_now = float(again.probs.max())
-        if sure_now < max(UNSURE, float(confidences[i])):
-            continue
-        changes[i] = (rotate_quad(moved, 2) if again.turned else moved, again.probs)
-        confidences[i] = sure_now
-    return _with_readings(read, model, changes)
+    return _with_readings(read, model, _surer_readings(read, balanced, model, tries))
 
 
 STANDING_SHEARS = (-1.0, -0.75, -0.5, -0.25, 0.25, 0.5, 0.75, 1.0)
