@@ -15,6 +15,7 @@ as from ``locate``: clockwise, first edge a short edge, ``oriented=False``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -579,6 +580,8 @@ def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *
         confs.append(float(1.0 - prob[0, y0:y0 + bh, x0:x0 + bw][sub].mean()))
     data = {"other_outlines": tuple(starts.get(i, ()) for i in range(len(quads)))
             } if starts else {}
+    if not data:
+        quads, kinds, confs = _rox_runs_split(quads, kinds, confs)
     return Detections(np.asarray(quads, np.float32), _rox_kinds(quads, kinds),
                       confidences=np.asarray(confs, np.float32), data=data)
 
@@ -592,6 +595,85 @@ def _to_image(corners: npt.NDArray[np.float32], shape: tuple[int, ...], sx: floa
     return box
 
 
+ROX_RUN_SLACK = (0.3, 0.35)
+ROX_RUN_WIDTH = (0.75, 1.3)
+"""A Rox blob whose outline, the camera's squeeze undone (``_unsqueezed``), is k >= 2
+times as long as wide (from ``ROX_RUN_SLACK[0]`` less to ``[1]`` more: the outline is
+shrunk at its two ends only, so three whole cards outline 3.33 times as long as wide)
+and as wide as the photo's element cards (``ROX_RUN_WIDTH`` of their median side) is k
+touching element cards whose interiors the net joined into one blob: it is cut into k
+squares along its length. A scoring card is 0.65 as wide as long. Seen on rendered
+seeds 61200-61239 and 61300-61339 (normal): 61306 lost 6 of 17 element cards to three
+such blobs (each outlined as one long piece and read as a scoring card), 1.76-2.31 as
+long as wide as seen; no true scoring card's outline was over 1.4. A scoring card
+touching an element card (not seen there: scoring cards lie apart) would be cut too,
+and its half read as an element card without edge symbols: unsure."""
+
+
+def _unsqueezed(quads: list[npt.NDArray[np.float32]], rows: list[int]
+                ) -> list[npt.NDArray[np.float64]]:
+    """For each Rox card ``rows`` of ``quads``, the matrix that undoes the camera's
+    squeeze where it lies (see ``_rox_kinds``), or the identity with fewer than three."""
+    edges = [np.column_stack([quads[i][1] - quads[i][0], quads[i][3] - quads[i][0]])
+             .astype(np.float64) for i in rows]
+    grams = np.array([m @ m.T / max(abs(float(np.linalg.det(m))), 1e-9) for m in edges])
+    centres = np.array([quads[i].mean(axis=0) for i in rows]).reshape(-1, 2)
+    out = []
+    for j in range(len(rows)):
+        unsqueeze = np.eye(2)
+        if len(edges) >= 3:  # the squeeze where this card lies: its nearest cards'
+            near = np.argsort(np.linalg.norm(centres - centres[j], axis=1))[:SQUEEZE_CARDS]
+            values, vectors = np.linalg.eigh(np.median(grams[near], axis=0))
+            if values.min() > 0:
+                unsqueeze = vectors @ np.diag(values ** -0.5) @ vectors.T
+        out.append(unsqueeze)
+    return out
+
+
+def _rox_runs_split(quads: list[npt.NDArray[np.float32]], kinds: list[str],
+                    confs: list[float]
+                    ) -> tuple[list[npt.NDArray[np.float32]], list[str], list[float]]:
+    """Rox blobs that are runs of touching element cards (``ROX_RUN_*``) cut into one
+    square quad per card; other pieces as they are."""
+    rows = [i for i, k in enumerate(kinds) if k == "rox_card"]
+    if len(rows) < 3:
+        return quads, kinds, confs
+    sides = []
+    for i, unsqueeze in zip(rows, _unsqueezed(quads, rows), strict=True):
+        a = float(np.linalg.norm(unsqueeze @ (quads[i][1] - quads[i][0])))
+        b = float(np.linalg.norm(unsqueeze @ (quads[i][3] - quads[i][0])))
+        sides.append((a, b))
+    square = float(np.median([max(a, b) for a, b in sides if max(a, b) < 1.25 * min(a, b)]
+                             or [0.0]))
+    cut: dict[int, int] = {}
+    for i, (a, b) in zip(rows, sides, strict=True):
+        long, short = max(a, b), min(a, b)
+        k = math.floor(long / max(short, 1e-9) + ROX_RUN_SLACK[0])
+        if (k >= 2 and -ROX_RUN_SLACK[0] <= long / short - k <= ROX_RUN_SLACK[1]
+                and ROX_RUN_WIDTH[0] * square <= short <= ROX_RUN_WIDTH[1] * square):
+            cut[i] = k if a > b else -k  # along the first edge, or along the second
+    if not cut:
+        return quads, kinds, confs
+    out_q, out_k, out_c = [], [], []
+    for i, (q, kind, conf) in enumerate(zip(quads, kinds, confs, strict=True)):
+        if i not in cut:
+            out_q.append(q)
+            out_k.append(kind)
+            out_c.append(conf)
+            continue
+        k = abs(cut[i])
+        p = q if cut[i] > 0 else np.roll(q, -1, axis=0)  # p0->p1 runs along the blob
+        for n in range(k):
+            f0, f1 = n / k, (n + 1) / k
+            piece = np.array([p[0] + f0 * (p[1] - p[0]), p[0] + f1 * (p[1] - p[0]),
+                              p[3] + f1 * (p[2] - p[3]), p[3] + f0 * (p[2] - p[3])],
+                             np.float32)
+            out_q.append(short_edge_first(piece))
+            out_k.append(kind)
+            out_c.append(conf)
+    return out_q, out_k, out_c
+
+
 def _rox_kinds(quads: list[npt.NDArray[np.float32]], kinds: list[str]) -> tuple[str, ...]:
     """Rox cards narrower than ROX_SCORING_ASPECT, once the camera's squeeze is undone,
     are scoring cards (44×68 mm beside 68×68). A tilted camera squeezes the photo along
@@ -603,19 +685,10 @@ def _rox_kinds(quads: list[npt.NDArray[np.float32]], kinds: list[str]) -> tuple[
     scenes: 1 of 272 cards of the wrong kind at normal difficulty, 3 of 267 at hard (by
     the shape as seen: 12 of 272 at normal)."""
     rows = [i for i, k in enumerate(kinds) if k == "rox_card"]
-    edges = [np.column_stack([quads[i][1] - quads[i][0], quads[i][3] - quads[i][0]])
-             .astype(np.float64) for i in rows]
-    grams = np.array([m @ m.T / max(abs(float(np.linalg.det(m))), 1e-9) for m in edges])
-    centres = np.array([quads[i].mean(axis=0) for i in rows]).reshape(-1, 2)
     out = list(kinds)
-    for j, (i, m) in enumerate(zip(rows, edges, strict=True)):
-        unsqueeze = np.eye(2)
-        if len(edges) >= 3:  # the squeeze where this card lies: its nearest cards'
-            near = np.argsort(np.linalg.norm(centres - centres[j], axis=1))[:SQUEEZE_CARDS]
-            values, vectors = np.linalg.eigh(np.median(grams[near], axis=0))
-            if values.min() > 0:
-                unsqueeze = vectors @ np.diag(values ** -0.5) @ vectors.T
-        sides = np.linalg.svd(unsqueeze @ m, compute_uv=False)
+    for i, unsqueeze in zip(rows, _unsqueezed(quads, rows), strict=True):
+        m = np.column_stack([quads[i][1] - quads[i][0], quads[i][3] - quads[i][0]])
+        sides = np.linalg.svd(unsqueeze @ m.astype(np.float64), compute_uv=False)
         if sides[1] < ROX_SCORING_ASPECT * sides[0]:
             out[i] = "rox_scoring"
     return tuple(out)

@@ -192,3 +192,48 @@ def test_slivers_are_not_pieces() -> None:
     visible = [p for p in scene.pieces if not p.covered and p.visible_fraction >= 0.5]
     assert all(max(quad_iou(p.quad, q) for p in visible) > 0.1 for q in located.quads)
     assert len(located) >= 3
+
+
+def _rox_blob(prob: np.ndarray, x0: int, y0: int, w: int, h: int) -> None:
+    """A Rox piece's whole outline (w×h net pixels at x0, y0) with its interior blob."""
+    card = CLASSES.index("card")
+    prob[len(CLASSES), y0:y0 + h, x0:x0 + w] = 1.0
+    prob[:len(CLASSES), y0 + 4:y0 + h - 4, x0 + 4:x0 + w - 4] = 0.0
+    prob[card, y0 + 4:y0 + h - 4, x0 + 4:x0 + w - 4] = 1.0
+
+
+def test_a_run_of_touching_rox_cards_in_one_blob_is_cut_into_squares() -> None:
+    """The net joins the interiors of touching element cards into one blob now and then
+    (dev scene 61306: three such pairs, each outlined as one long piece and read as a
+    scoring card): a blob two or three cards long and one card wide is cut into that
+    many squares; a scoring card, and a scoring card beside an element card (1.65 as long
+    as wide), are not."""
+    prob = np.zeros((OUTPUTS, 120, 240), np.float32)
+    prob[0] = 1.0
+    for x0 in (10, 40, 70):  # three lone element cards, 20×20
+        _rox_blob(prob, x0, 10, 20, 20)
+    _rox_blob(prob, 110, 10, 20, 40)  # two element cards in one blob
+    _rox_blob(prob, 150, 10, 20, 60)  # three
+    _rox_blob(prob, 190, 10, 13, 20)  # a scoring card
+    _rox_blob(prob, 10, 70, 30, 20)  # one and a half cards
+    found = blobs_to_detections(prob, (240, 480), game="rox")  # image twice the size
+    assert len(found) == 3 + 2 + 3 + 1 + 1
+    shrink = 2 * 1.4  # OUTLINE_SHRINK_CARD per side, both sides
+    for k, x0 in ((2, 110), (3, 150)):
+        inside = [q for q in found.quads if x0 * 2 < q[:, 0].mean() < (x0 + 20) * 2]
+        assert len(inside) == k
+        step = (20 * k - shrink) / k  # the run's outline, shrunk at its ends, cut in k
+        for n, q in enumerate(sorted(inside, key=lambda q: float(q[:, 1].mean()))):
+            top = 10 + shrink / 2 + n * step
+            assert quad_iou(q, 2 * _rect(x0 + 1.4, top, x0 + 20 - 1.4, top + step)) > 0.9
+    assert sorted(found.kinds).count("rox_scoring") == 2
+
+
+def test_rox_cards_joined_in_one_blob_are_each_located_in_a_scene() -> None:
+    """Dev scene 61306 (normal): 17 element cards; the net joined three pairs of them,
+    six cards of which were located only as three long pieces (before: 11 found)."""
+    scene = render_scene("rox", seed=61306, difficulty="normal")
+    found = locate_learned(scene.image, game="rox")
+    cards = [p for p in scene.pieces if p.kind == "rox_card" and not p.covered]
+    hit = sum(max(quad_iou(p.quad, q) for q in found.quads) >= 0.5 for p in cards)
+    assert len(cards) == 17 and hit == 17, hit
