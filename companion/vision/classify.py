@@ -676,6 +676,89 @@ def _boards_upright(balanced: Image, detections: Detections) -> Detections:
         confidences=np.ones(len(more), np.float32))])
 
 
+CARD_CHECK_BELOW = 0.97
+"""A face-up Qwixx card read at least ``UNSURE`` but less surely than this, whose outline
+is larger than a card (``CARD_CHECK_AREA``), is read again (``_cards_checked_on_sheets``)
+through a card-sized outline in each of its corners (a Qwixx card's size in the plane of
+the nearest score sheet, whose box quads the sheet reader placed), each fitted to the
+photo's edges; the mean of those four readings and the first decides. The located
+outline of a played card is often turned or too large and takes in part of the next
+card, read as its number fairly surely (dev scene 61302: y3 as y4 at 0.91; 61503: J3 as
+J4 at 0.94). Of the 85 played cards read 0.80-0.97 over normal and hard scenes
+61300-61339 and 61500-61539, read right at the readers' bar (0.5) 75 -> 80, wrong 10 ->
+2, unknown 0 -> 3 (Tesseract not asked)."""
+
+
+CARD_CHECK_AREA = (1.05, 2.5)
+"""Only a card whose outline covers this many times a card's area in the sheet's plane is
+checked (``CARD_CHECK_BELOW``): of the 85 played cards read 0.80-0.97 (normal and hard
+scenes 61300-61339, 61500-61539) the ten read wrong all had outlines 1.07-1.67 cards
+large; one right g5 at 1.04 was read again as g3, and an outline 12.9 cards large is
+measured in another sheet's plane."""
+
+
+def _cards_checked_on_sheets(balanced: Image, kinds: Sequence[str],
+                             quads: npt.NDArray[np.float32], sheet_rows: Sequence[int],
+                             boxes: Sequence[Any], markers: Sequence[Any], models_dir: Path,
+                             labels: list[str | None], confidences: npt.NDArray[np.float32],
+                             alternatives: list[Any], probabilities: list[Any]) -> None:
+    """Face-up Qwixx cards read fairly but not very surely (``CARD_CHECK_BELOW``) read
+    again through outlines fitted at a card's size in the nearest sheet's plane (in
+    place): where the mean of the readings names another face (a 6 and a 9 are one),
+    the card takes the mean's reading, unsure unless the readings agree."""
+    from companion.vision.sheet import printed_sheet, sheet_plane
+
+    check = [i for i in range(len(kinds)) if kinds[i] == "qwixx_card"
+             and probabilities[i] is not None and not str(labels[i]).startswith("back")
+             and UNSURE <= float(probabilities[i].max()) < CARD_CHECK_BELOW]
+    if not check or not available_model("qwixx_card", models_dir):
+        return
+    planes = [(quads[s].mean(axis=0), h) for s in sheet_rows if boxes[s] for h in [
+        sheet_plane(boxes[s], printed=printed_sheet(markers, quads[s]))] if h is not None]
+    if not planes:
+        return
+    model = load_model("qwixx_card", models_dir)
+    aspect = PIECE_ASPECT["qwixx_card"]
+    card_long, card_short = max(PIECE_MM["qwixx_card"]), min(PIECE_MM["qwixx_card"])
+    smooth = np.asarray(cv2.GaussianBlur(balanced, (3, 3), 0), np.uint8)
+    tries: list[tuple[int, list[npt.NDArray[np.float32]]]] = []
+    for i in check:
+        centre = quads[i].mean(axis=0)
+        to_image = min(planes, key=lambda p: float(np.linalg.norm(p[0] - centre)))[1]
+        q = cv2.perspectiveTransform(quads[i].reshape(1, 4, 2).astype(np.float64),
+                                     np.linalg.inv(to_image))[0]  # millimetres
+        along, down = (q[1] - q[0] + q[2] - q[3]) / 2, (q[3] - q[0] + q[2] - q[1]) / 2
+        width, height = float(np.linalg.norm(along)), float(np.linalg.norm(down))
+        if not CARD_CHECK_AREA[0] <= width * height / (card_long * card_short) \
+                <= CARD_CHECK_AREA[1]:
+            continue
+        wide = width >= height
+        a = along / width * min(card_long if wide else card_short, width)
+        b = down / height * min(card_short if wide else card_long, height)
+        outlines: list[npt.NDArray[np.float32]] = []
+        for p in (q[0], q[1] - a, q[2] - a - b, q[3] - b):
+            corner = cv2.perspectiveTransform(np.array([[p, p + a, p + a + b, p + b]]),
+                                              to_image)[0].astype(np.float32)
+            outlines += fit_card_outline(smooth, portrait_first(corner, model.size),
+                                         aspect=aspect)[:1]
+        tries.append((i, [portrait_first(o, model.size) for o in outlines]))
+    readings = iter(_read_quads(model, balanced, [o for _, os in tries for o in os]))
+    for i, outlines in tries:
+        mean = np.mean([probabilities[i], *(next(readings).probs for _ in outlines)], axis=0)
+        if _same_face(model.labels[int(np.argmax(mean))], str(labels[i])):
+            continue
+        labels[i], confidences[i], alternatives[i] = _top(model.labels, mean)
+        probabilities[i] = mean
+
+
+def _same_face(a: str, b: str) -> bool:
+    """Whether two card labels name the same face up to a half turn (a 6 read upside
+    down is a 9; which way a played card lies is settled against its player's sheet)."""
+    turned = {"6": "9", "9": "6"}
+    return a == b or (a[:-1] == b[:-1] and turned.get(a[-1:]) == b[-1:]
+                      and a[-2:-1] != "1" and b[-2:-1] != "1")
+
+
 def _without_printed_boxes(read: Detections) -> Detections:
     """Without the cards whose middle lies among a score sheet's boxes as the sheet was
     read (its boxes placed by the fit to the printed layout): a box the locator took for
@@ -1059,6 +1142,10 @@ def classify(image: Image, detections: Detections, *, game: str,
                                   starts=others[i])
             quads[i], oriented[i] = _sheet_upright(quads[i], boxes[i])
         data["boxes"] = tuple(boxes)
+        if use_classifier:
+            _cards_checked_on_sheets(balanced, detections.kinds, quads, sheet_rows, boxes,
+                                     markers, models_dir, labels, confidences,
+                                     alternatives, probabilities)
     read = detections.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
                                   oriented=tuple(oriented), data=data)
     if sheet_rows:

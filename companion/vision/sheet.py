@@ -198,6 +198,38 @@ def _pad_boxes(image: Image, quad: Quad, *, starts: Sequence[npt.ArrayLike] = ()
     return placed, certain
 
 
+def sheet_plane(boxes: Sequence[dict[str, Any]], *, printed: bool
+                ) -> npt.NDArray[np.float64] | None:
+    """The homography from millimetres in the sheet's plane (the table's) to image pixels,
+    from the box quads ``read_sheet`` placed (``printed``: our printed sheet, boxes
+    placed by its markers; else the pad, by the fit to its layout); None without four
+    placed boxes."""
+    if printed:
+        from companion.calibration import qwixx_sheet
+
+        rects: dict[tuple[Any, Any], tuple[float, float, float, float]] = {
+            (b.row, b.value): (b.x, b.y, b.x + b.w, b.y + b.h) for b in qwixx_sheet.boxes()}
+    else:
+        rects = dict(zip(_pad_names(), pad_rects(*PIECE_MM["qwixx_sheet"]), strict=True))
+    src, dst = [], []
+    for box in boxes:
+        rect = rects.get((box.get("row"), box.get("value")))
+        if rect is None or box.get("quad") is None:
+            continue
+        x0, y0, x1, y1 = rect
+        src.extend([[x0, y0], [x1, y0], [x1, y1], [x0, y1]])
+        dst.extend(np.asarray(box["quad"], np.float64).reshape(4, 2).tolist())
+    if len(src) < 16:
+        return None
+    h, _ = cv2.findHomography(np.array(src, np.float64), np.array(dst, np.float64), 0)
+    return None if h is None else np.asarray(h, np.float64)
+
+
+def printed_sheet(markers: Sequence[Any], quad: npt.ArrayLike | None) -> bool:
+    """Whether the sheet at ``quad`` is our printed one (its markers 20–23 are seen)."""
+    return _printed_boxes(markers, quad) is not None
+
+
 def _map_rect(h: npt.NDArray[np.float64], rect: tuple[float, float, float, float]) -> Quad:
     x0, y0, x1, y1 = rect
     pts = np.array([[[x0, y0]], [[x1, y0]], [[x1, y1]], [[x0, y1]]], np.float64)
