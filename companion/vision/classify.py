@@ -718,29 +718,18 @@ def _cards_checked_on_sheets(balanced: Image, kinds: Sequence[str],
     if not planes:
         return
     model = load_model("qwixx_card", models_dir)
-    aspect = PIECE_ASPECT["qwixx_card"]
-    card_long, card_short = max(PIECE_MM["qwixx_card"]), min(PIECE_MM["qwixx_card"])
     smooth = np.asarray(cv2.GaussianBlur(balanced, (3, 3), 0), np.uint8)
     tries: list[tuple[int, list[npt.NDArray[np.float32]]]] = []
     for i in check:
         centre = quads[i].mean(axis=0)
         to_image = min(planes, key=lambda p: float(np.linalg.norm(p[0] - centre)))[1]
-        q = cv2.perspectiveTransform(quads[i].reshape(1, 4, 2).astype(np.float64),
-                                     np.linalg.inv(to_image))[0]  # millimetres
-        along, down = (q[1] - q[0] + q[2] - q[3]) / 2, (q[3] - q[0] + q[2] - q[1]) / 2
-        width, height = float(np.linalg.norm(along)), float(np.linalg.norm(down))
-        if not CARD_CHECK_AREA[0] <= width * height / (card_long * card_short) \
-                <= CARD_CHECK_AREA[1]:
+        cards, corners = _card_sized_corners(quads[i], to_image, "qwixx_card")
+        if not CARD_CHECK_AREA[0] <= cards <= CARD_CHECK_AREA[1]:
             continue
-        wide = width >= height
-        a = along / width * min(card_long if wide else card_short, width)
-        b = down / height * min(card_short if wide else card_long, height)
         outlines: list[npt.NDArray[np.float32]] = []
-        for p in (q[0], q[1] - a, q[2] - a - b, q[3] - b):
-            corner = cv2.perspectiveTransform(np.array([[p, p + a, p + a + b, p + b]]),
-                                              to_image)[0].astype(np.float32)
+        for corner in corners:
             outlines += fit_card_outline(smooth, portrait_first(corner, model.size),
-                                         aspect=aspect)[:1]
+                                         aspect=PIECE_ASPECT["qwixx_card"])[:1]
         tries.append((i, [portrait_first(o, model.size) for o in outlines]))
     readings = iter(_read_quads(model, balanced, [o for _, os in tries for o in os]))
     for i, outlines in tries:
@@ -911,6 +900,27 @@ outline running onto the board, read as another number (dev scene 61317: a 1 as 
 at 0.84; its corner outline, fitted, covers the card at IoU 0.98 and reads 1 at 0.99)."""
 
 
+def _card_sized_corners(quad: npt.NDArray[np.float32], to_image: npt.NDArray[np.float64],
+                        kind: str) -> tuple[float, list[npt.NDArray[np.float32]]]:
+    """``quad`` (image pixels) measured on the table, whose millimetres ``to_image`` maps
+    to the photo: how many cards of ``kind`` (``PIECE_MM``) its area covers, and the
+    card-sized outlines in each of its four corners, along its own sides (image pixels,
+    unfitted). A card's outline that runs onto a neighbour or the board is larger than a
+    card; the card lies in one of its corners."""
+    card_long, card_short = max(PIECE_MM[kind]), min(PIECE_MM[kind])
+    q = cv2.perspectiveTransform(quad.reshape(1, 4, 2).astype(np.float64),
+                                 np.linalg.inv(to_image))[0]  # millimetres on the table
+    along, down = (q[1] - q[0] + q[2] - q[3]) / 2, (q[3] - q[0] + q[2] - q[1]) / 2
+    width, height = float(np.linalg.norm(along)), float(np.linalg.norm(down))
+    wide = width >= height
+    a = along / max(width, 1e-9) * min(card_long if wide else card_short, width)
+    b = down / max(height, 1e-9) * min(card_short if wide else card_long, height)
+    corners = [cv2.perspectiveTransform(np.array([[p, p + a, p + a + b, p + b]]),
+                                        to_image)[0].astype(np.float32)
+               for p in (q[0], q[1] - a, q[2] - a - b, q[3] - b)]
+    return width * height / (card_long * card_short), corners
+
+
 def _board_plane(detections: Detections) -> npt.NDArray[np.float64] | None:
     """The homography from millimetres on the table to image pixels, from the first
     research board's (upright, fitted) outline and its known size; None without one."""
@@ -956,24 +966,14 @@ def _trimmed_to_card_size(balanced: Image, detections: Detections, models_dir: P
     if to_image is None or not rows or not available_model("catbox_card", models_dir):
         return detections
     model = load_model("catbox_card", models_dir)
-    card_long, card_short = max(PIECE_MM["catbox_card"]), min(PIECE_MM["catbox_card"])
-    to_table = np.linalg.inv(to_image)
     smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
     tries: list[tuple[int, list[npt.NDArray[np.float32]]]] = []
     for i in rows:
-        q = cv2.perspectiveTransform(detections.quads[i].reshape(1, 4, 2).astype(np.float64),
-                                     to_table)[0]  # millimetres on the table
-        along, down = (q[1] - q[0] + q[2] - q[3]) / 2, (q[3] - q[0] + q[2] - q[1]) / 2
-        width, height = float(np.linalg.norm(along)), float(np.linalg.norm(down))
-        if width * height < TRIM_AREA * card_long * card_short:
+        cards, corners = _card_sized_corners(detections.quads[i], to_image, "catbox_card")
+        if cards < TRIM_AREA:
             continue
-        wide = width >= height
-        a = along / width * min(card_long if wide else card_short, width)
-        b = down / height * min(card_short if wide else card_long, height)
         outlines = [portrait_first(detections.quads[i], model.size)]
-        for p in (q[0], q[1] - a, q[2] - a - b, q[3] - b):
-            corner = cv2.perspectiveTransform(np.array([[p, p + a, p + a + b, p + b]]),
-                                              to_image)[0].astype(np.float32)
+        for corner in corners:
             outlines += fit_card_outline(smooth, portrait_first(corner, model.size),
                                          aspect=PIECE_ASPECT["catbox_card"])
         tries.append((i, outlines))
