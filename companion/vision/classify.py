@@ -1155,14 +1155,14 @@ def classify(image: Image, detections: Detections, *, game: str,
         read = _without_strays(read, balanced, "catbox_card")
         read = _without_tiny_cards(read)
     if game == "nox":
-        read = _without_strays(read, balanced, "nox_card", doubtful_below=NOX_DOUBTFUL)
+        read = _without_strays(read, balanced, "nox_card")
     if game == "nummix":
         if use_classifier and available_model("nummix_tile", models_dir):
             tile_model = load_model("nummix_tile", models_dir)
             read = _split_joined_tiles(read, balanced, tile_model)
             read = _tile_sized(read, balanced, tile_model)
             read = _stepped_from_neighbours(read, balanced, tile_model)
-            read = _without_strays(read, balanced)
+            read = _without_strays(read, balanced, "nummix_tile")
         read = _feet_on_ledges(read, balanced, models_dir if use_classifier else None)
     return _second_opinion(read, balanced, models_dir, ask=ocr == "auto")
 
@@ -1251,15 +1251,32 @@ NOX_DOUBTFUL = 0.9
 87 -> 88, 61400 normal 81 -> 83; 61200 hard 32 of 60 unchanged."""
 
 
-def _without_strays(read: Detections, balanced: Image, kind: str = "nummix_tile", *,
-                    doubtful_below: float = UNSURE) -> Detections:
-    """Without the pieces of ``kind`` (Nummix tiles, Cat in the Box and Nox cards) read
-    less sure than ``doubtful_below`` whose face is unlike the photo's surer ones'
-    (``STRAY_*``; tiles ``TILE_STRAY_CHROMA``), and the unsure Nummix tiles far smaller
-    than the sure ones (``TINY_TILE``): the locator takes the odd fingertip or scrap of
-    a tile for a tile or a card, and read unsure it would stand in the state as an
-    unknown piece. Nox cards are held to 0.9 (``NOX_DOUBTFUL``): a patch of table read
-    as a 5 at 0.82 joined a kitty."""
+@dataclass(frozen=True)
+class _StrayRule:
+    """How ``_without_strays`` judges one kind: pieces read less sure than
+    ``doubtful_below`` whose face is ``chroma`` off the surer ones' in colour (and
+    ``STRAY_DARKER`` darker), or covering under ``tiny`` of their median area, are no
+    pieces."""
+
+    chroma: float
+    doubtful_below: float = UNSURE
+    tiny: float = 0.0
+
+
+STRAY_RULES = {
+    "nummix_tile": _StrayRule(TILE_STRAY_CHROMA, tiny=TINY_TILE),
+    "catbox_card": _StrayRule(STRAY_CHROMA),
+    "nox_card": _StrayRule(STRAY_CHROMA, doubtful_below=NOX_DOUBTFUL),
+}
+
+
+def _without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
+    """Without the pieces of ``kind`` (Nummix tiles, Cat in the Box and Nox cards) its
+    ``STRAY_RULES`` call strays: the locator takes the odd fingertip, patch of table or
+    scrap of a tile for a piece, and read unsure it would stand in the state as an
+    unknown piece."""
+    rule = STRAY_RULES[kind]
+    doubtful_below = rule.doubtful_below
     tiles = [i for i in read if read.kinds[i] == kind]
     sure = [i for i in tiles if float(read.confidences[i]) >= doubtful_below]
     doubtful = [i for i in tiles if float(read.confidences[i]) < doubtful_below]
@@ -1267,16 +1284,15 @@ def _without_strays(read: Detections, balanced: Image, kind: str = "nummix_tile"
         return read
     faces = {i: _face_colour(balanced, read.quads[i]) for i in sure + doubtful}
     usual = np.median([faces[i] for i in sure], axis=0)
-    chroma = TILE_STRAY_CHROMA if kind == "nummix_tile" else STRAY_CHROMA
     strays = {i for i in doubtful
-              if float(np.hypot(*(faces[i][1:] - usual[1:]))) >= chroma
+              if float(np.hypot(*(faces[i][1:] - usual[1:]))) >= rule.chroma
               and float(usual[0] - faces[i][0]) >= STRAY_DARKER}
-    if kind == "nummix_tile":
+    if rule.tiny:
         def area(i: int) -> float:
             return abs(float(cv2.contourArea(read.quads[i].astype(np.float32))))
 
         usual_area = float(np.median([area(i) for i in sure]))
-        strays |= {i for i in doubtful if area(i) < TINY_TILE * usual_area}
+        strays |= {i for i in doubtful if area(i) < rule.tiny * usual_area}
     return read.select([i for i in read if i not in strays]) if strays else read
 
 

@@ -576,7 +576,8 @@ def test_a_pale_fingertip_taken_for_a_tile_is_dropped(monkeypatch) -> None:
     read = classify(image, found, game="nummix", ocr="off")
     assert len(read) == len(tiles)
     assert sorted(read.labels) == sorted(p.label for p in tiles)
-    monkeypatch.setattr(module, "TILE_STRAY_CHROMA", module.STRAY_CHROMA)
+    monkeypatch.setitem(module.STRAY_RULES, "nummix_tile", module._StrayRule(
+        module.STRAY_CHROMA, tiny=module.TINY_TILE))
     assert len(classify(image, found, game="nummix", ocr="off")) == len(tiles) + 1
 
 
@@ -599,7 +600,8 @@ def test_a_scrap_of_a_tile_outlined_as_a_tile_is_dropped(monkeypatch) -> None:
     read = classify(scene.image, found, game="nummix", ocr="off")
     assert len(read) == len(tiles)
     assert sorted(read.labels) == sorted(p.label for p in tiles)
-    monkeypatch.setattr(module, "TINY_TILE", 0.0)
+    monkeypatch.setitem(module.STRAY_RULES, "nummix_tile", module._StrayRule(
+        module.TILE_STRAY_CHROMA))
     kept = classify(scene.image, found, game="nummix", ocr="off")
     assert len(kept) == len(tiles) + 1  # read unsure, in the tile's colour: only its size tells
 
@@ -900,7 +902,8 @@ def test_a_patch_of_table_read_fairly_sure_as_a_nox_card_is_dropped() -> None:
     read = Detections(np.array([*quads, patch]), ("nox_card",) * (len(cards) + 1),
                       labels=tuple(p.label for p in cards) + ("5",),
                       confidences=np.float32(confidences))
-    kept = _without_strays(read, balanced, "nox_card", doubtful_below=NOX_DOUBTFUL)
+    kept = _without_strays(read, balanced, "nox_card")
+    assert NOX_DOUBTFUL > 0.85  # the 0.85 pieces above are held to the faces
     assert len(kept) == len(cards)
     assert kept.labels == tuple(p.label for p in cards)
 
