@@ -697,26 +697,27 @@ large; one right g5 at 1.04 was read again as g3, and an outline 12.9 cards larg
 measured in another sheet's plane."""
 
 
-def _cards_checked_on_sheets(balanced: Image, kinds: Sequence[str],
-                             quads: npt.NDArray[np.float32], sheet_rows: Sequence[int],
-                             boxes: Sequence[Any], markers: Sequence[Any], models_dir: Path,
-                             labels: list[str | None], confidences: npt.NDArray[np.float32],
-                             alternatives: list[Any], probabilities: list[Any]) -> None:
+def _cards_checked_on_sheets(read: Detections, balanced: Image, markers: Sequence[Any],
+                             models_dir: Path) -> Detections:
     """Face-up Qwixx cards read fairly but not very surely (``CARD_CHECK_BELOW``) read
-    again through outlines fitted at a card's size in the nearest sheet's plane (in
-    place): where the mean of the readings names another face (a 6 and a 9 are one),
-    the card takes the mean's reading, unsure unless the readings agree."""
+    again through outlines fitted at a card's size in the nearest sheet's plane: where
+    the mean of the readings names another face (a 6 and a 9 are one), the card takes
+    the mean's reading, unsure unless the readings agree."""
     from companion.vision.sheet import printed_sheet, sheet_plane
 
-    check = [i for i in range(len(kinds)) if kinds[i] == "qwixx_card"
+    kinds, quads, labels = read.kinds, read.quads, read.labels
+    probabilities = read.data.get(PROBABILITIES, (None,) * len(read))
+    boxes = read.data.get("boxes", (None,) * len(read))
+    check = [i for i in read if kinds[i] == "qwixx_card"
              and probabilities[i] is not None and not str(labels[i]).startswith("back")
              and UNSURE <= float(probabilities[i].max()) < CARD_CHECK_BELOW]
     if not check or not available_model("qwixx_card", models_dir):
-        return
-    planes = [(quads[s].mean(axis=0), h) for s in sheet_rows if boxes[s] for h in [
-        sheet_plane(boxes[s], printed=printed_sheet(markers, quads[s]))] if h is not None]
+        return read
+    planes = [(quads[s].mean(axis=0), h) for s in read if kinds[s] == "qwixx_sheet"
+              and boxes[s] for h in [sheet_plane(boxes[s], printed=printed_sheet(
+                  markers, quads[s]))] if h is not None]
     if not planes:
-        return
+        return read
     model = load_model("qwixx_card", models_dir)
     smooth = np.asarray(cv2.GaussianBlur(balanced, (3, 3), 0), np.uint8)
     tries: list[tuple[int, list[npt.NDArray[np.float32]]]] = []
@@ -732,12 +733,12 @@ def _cards_checked_on_sheets(balanced: Image, kinds: Sequence[str],
                                          aspect=PIECE_ASPECT["qwixx_card"])[:1]
         tries.append((i, [portrait_first(o, model.size) for o in outlines]))
     readings = iter(_read_quads(model, balanced, [o for _, os in tries for o in os]))
+    changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
     for i, outlines in tries:
         mean = np.mean([probabilities[i], *(next(readings).probs for _ in outlines)], axis=0)
-        if _same_face(model.labels[int(np.argmax(mean))], str(labels[i])):
-            continue
-        labels[i], confidences[i], alternatives[i] = _top(model.labels, mean)
-        probabilities[i] = mean
+        if not _same_face(model.labels[int(np.argmax(mean))], str(labels[i])):
+            changes[i] = (quads[i], mean)  # the outline stays; the reading is the mean's
+    return _with_readings(read, model, changes)
 
 
 def _same_face(a: str, b: str) -> bool:
@@ -1142,13 +1143,11 @@ def classify(image: Image, detections: Detections, *, game: str,
                                   starts=others[i])
             quads[i], oriented[i] = _sheet_upright(quads[i], boxes[i])
         data["boxes"] = tuple(boxes)
-        if use_classifier:
-            _cards_checked_on_sheets(balanced, detections.kinds, quads, sheet_rows, boxes,
-                                     markers, models_dir, labels, confidences,
-                                     alternatives, probabilities)
     read = detections.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
                                   oriented=tuple(oriented), data=data)
     if sheet_rows:
+        if use_classifier:
+            read = _cards_checked_on_sheets(read, balanced, markers, models_dir)
         read = _without_printed_boxes(read)
     if game == "catbox":
         read = _without_doubtful_tokens(read, balanced)

@@ -940,6 +940,7 @@ def test_fairly_sure_qwixx_cards_are_checked_at_card_size_on_the_sheet(
                     continue
                 ok = _same_face(str(found.labels[i]), piece.label)
                 right, wrong = right + ok, wrong + (not ok)
+                assert found.data["alternatives"][i][0][0] == found.labels[i]  # in step
         return right, wrong
 
     checked, checked_wrong = tally()
