@@ -64,9 +64,8 @@ a Qwixx play of one colour): ``_split_card_pairs``."""
 PAIR_AREA = 1.4
 """An outline this many times the area of its neighbours' (the median of the
 ``PAIR_NEIGHBOURS`` nearest pieces of its kind) may be two or more cards side by side:
-two if squarer than one card, three (``MOST_JOINED``) if its area holds three and its
-thirds look more like a card than it does (``_joined_count``)."""
-MOST_JOINED = 3
+two if squarer than one card, three if its area holds three and its thirds look more
+like a card than it does (``_joined_count``)."""
 PAIR_NEIGHBOURS = 4
 SQUARE_LOOK = 1.35
 """A card whose outline is less than this many times as long as wide (a camera's
@@ -816,12 +815,6 @@ def orient_board(balanced: Image, quad: npt.NDArray[np.float32], *,
             float(min(1.0, max(0.5, 0.5 + best[0] / 40))))
 
 
-def halves(quad: npt.ArrayLike) -> list[npt.NDArray[np.float32]]:
-    """The two halves of ``quad`` cut across its longer sides (two cards lying side by
-    side, one outline round both, are its halves)."""
-    return cut_across(quad, 2)
-
-
 def cut_across(quad: npt.ArrayLike, parts: int) -> list[npt.NDArray[np.float32]]:
     """``quad`` cut across its longer sides into ``parts`` equal parts, in order along
     them (that many cards lying side by side, one outline round them all)."""
@@ -846,7 +839,7 @@ def _joined_count(sides: npt.NDArray[np.float64], area_ratio: float, aspect: flo
         return 2
     third = long / 3
     third_misfit = abs(max(third, short) / max(min(third, short), 1e-6) - aspect)
-    if MOST_JOINED >= 3 and area_ratio >= 2.5 and third_misfit < long / short - aspect:
+    if area_ratio >= 2.5 and third_misfit < long / short - aspect:
         return 3
     return 1
 
