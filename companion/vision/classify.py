@@ -1377,7 +1377,7 @@ def _tile_sized(read: Detections, balanced: Image, model: Model) -> Detections:
     if len(sure) < 2 or not doubtful:
         return read
     sure_quads = read.quads[sure].astype(np.float64)
-    sides = np.linalg.norm(np.roll(sure_quads, -1, axis=1) - sure_quads, axis=2)
+    sides = np.array([side_lengths(q) for q in sure_quads])
     across, along_sides = (sides[:, 0] + sides[:, 2]) / 2, (sides[:, 1] + sides[:, 3]) / 2
     shorts, longs = np.minimum(across, along_sides), np.maximum(across, along_sides)
     centres = sure_quads.mean(axis=1)
