@@ -30,9 +30,9 @@ from companion.synth.pieces import (
     NUMMIX_LETTER,
     QWIXX_LETTER,
 )
-from companion.vision.classify import parses
 from companion.vision.colour import white_balance
 from companion.vision.detections import rectify
+from companion.vision.reading import parses
 
 Image = npt.NDArray[np.uint8]
 RGB = tuple[int, int, int]

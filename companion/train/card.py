@@ -65,11 +65,11 @@ def write_card(summary: dict[str, Any], measured: dict[str, Any], models_dir: Pa
                   "sheet, and the pad when this model is missing, are read by the logistic "
                   "model over the box's ink statistics.", ""]
     if spec.kind == "rox_edge":
-        from companion.vision.classify import ROX_EDGE_PATCH, ROX_EDGE_SIDE
+        from companion.vision.rox_edges import ROX_EDGE_PATCH, ROX_EDGE_SIDE
 
         lines += [f"Input: one of the 16 edge-symbol patches cut from a {ROX_EDGE_SIDE}×"
-                  f"{ROX_EDGE_SIDE} rectified Rox card at `classify.rox_edge_places`, each "
-                  f"{ROX_EDGE_PATCH:g} of the card's side (`classify.ROX_EDGE_PATCH`: the "
+                  f"{ROX_EDGE_SIDE} rectified Rox card at `rox_edges.rox_edge_places`, each "
+                  f"{ROX_EDGE_PATCH:g} of the card's side (`rox_edges.ROX_EDGE_PATCH`: the "
                   "symbol and a little of its neighbours) shrunk to "
                   f"{w}×{h}; the reader counts the 16 readings.", ""]
     lines += [

@@ -147,7 +147,7 @@ def located_crops(spec: ModelSpec, *, seed: int, scenes: int, rng: np.random.Gen
     ``classify`` does, then at the corner nearer the truth's top-left of the two the reader
     tries (0° or 180°); quads a quarter turn off are skipped."""
     from companion.synth import render_scene
-    from companion.vision.classify import portrait_first
+    from companion.vision.reading import portrait_first
     from companion.vision.segment import locate_learned
 
     crops, labels = [], []
@@ -225,7 +225,7 @@ def rox_edge_crops(spec: ModelSpec, *, count: int, rng: np.random.Generator
     reader cuts them (``rox_edge_places``) from a jittered, augmented card crop."""
     from companion.synth import random_look, render_piece
     from companion.synth.pieces import ELEMENTS, edge_sequence
-    from companion.vision.classify import ROX_EDGE_SIDE, rox_edge_patches
+    from companion.vision.rox_edges import ROX_EDGE_SIDE, rox_edge_patches
 
     crops: list[Image] = []
     labels: list[str] = []
@@ -261,7 +261,7 @@ def located_rox_edge_crops(spec: ModelSpec, *, seed: int, scenes: int,
     the corner nearest its truth's top-left and labelled by the scene's own sequence of
     16 symbols: the reader's imperfect quads, a tilted camera, the table's light."""
     from companion.synth import render_scene
-    from companion.vision.classify import ROX_EDGE_SIDE, rox_edge_patches
+    from companion.vision.rox_edges import ROX_EDGE_SIDE, rox_edge_patches
     from companion.vision.segment import locate_learned
 
     crops: list[Image] = []

@@ -154,7 +154,7 @@ def export(model: nn.Module, spec: ModelSpec, out: Path, *, temperature: float =
 def train_named(name: str, **kwargs: Any) -> dict[str, Any]:
     """Train, export, measure the exported model through the reader, write its card."""
     from companion.train.card import measure, write_card
-    from companion.vision.classify import load_model
+    from companion.vision.reading import load_model
 
     summary = train(SPECS[name], **kwargs)
     load_model.cache_clear()

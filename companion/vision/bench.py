@@ -215,8 +215,8 @@ def bench_read(*, quick: bool) -> Section:
     """Whole read (locate + classify, model loaded) per 1280×720 rendered scene, and the
     time to load a model once."""
     from companion.synth import render_scene
-    from companion.vision.classify import MODELS_DIR, load_model
     from companion.vision.pipeline import read_image
+    from companion.vision.reading import MODELS_DIR, load_model
 
     rows: list[list[str]] = []
     for model_path in sorted(MODELS_DIR.glob("*.onnx")):

@@ -18,15 +18,9 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.benchmarks import Section
-from companion.vision.classify import (
-    MODELS_DIR,
-    NUMBER_REGION,
-    available_model,
-    classify,
-    load_model,
-    number_of,
-)
+from companion.vision.classify import NUMBER_REGION, classify
 from companion.vision.detections import Detections, rotate_quad
+from companion.vision.reading import MODELS_DIR, available_model, load_model, number_of
 
 Image = npt.NDArray[np.uint8]
 
@@ -143,10 +137,11 @@ def _show_edge(edge: dict[str, int]) -> str:
 
 def crop_level(cases: list[Case], kind: str, *, limit: int) -> dict[str, tuple[float, float]]:
     """Classifier and Tesseract on the same upright crops: (accuracy, median ms/crop)."""
-    from companion.vision.classify import MAX_NUMBER, OCR_SCALE, read_crops
+    from companion.vision.classify import MAX_NUMBER, OCR_SCALE
     from companion.vision.colour import white_balance
     from companion.vision.detections import rectify
     from companion.vision.ocr import read_number
+    from companion.vision.reading import read_crops
 
     model = load_model(kind)
     w, h = model.size

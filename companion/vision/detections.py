@@ -147,3 +147,15 @@ def quad_iou(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
     inter, _ = cv2.intersectConvexConvex(pa, pb)
     union = cv2.contourArea(pa) + cv2.contourArea(pb) - inter
     return float(inter / union) if union > 0 else 0.0
+
+
+def cut_across(quad: npt.ArrayLike, parts: int) -> list[npt.NDArray[np.float32]]:
+    """``quad`` cut across its longer sides into ``parts`` equal parts, in order along
+    them (that many cards lying side by side, one outline round them all)."""
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    if np.linalg.norm(q[1] - q[0]) < np.linalg.norm(q[2] - q[1]):
+        q = rotate_quad(q, 1)  # q0 -> q1 along a longer side
+    t = np.linspace(0.0, 1.0, parts + 1)[:, None].astype(np.float32)
+    top, bottom = q[0] + t * (q[1] - q[0]), q[3] + t * (q[2] - q[3])
+    return [np.array([top[k], top[k + 1], bottom[k + 1], bottom[k]], np.float32)
+            for k in range(parts)]

@@ -323,7 +323,7 @@ def _ring(image: Image, q: Quad, template: Template) -> npt.NDArray[np.float32]:
 def _box_model(image: Image, placed: Placed) -> npt.NDArray[np.float64] | None:
     """Each box's probability of being crossed by the box model (``models/qwixx_box``),
     or None when the model is not installed."""
-    from companion.vision.classify import available_model, load_model, read_crops
+    from companion.vision.reading import available_model, load_model, read_crops
 
     if not placed or not available_model("qwixx_box"):
         return None

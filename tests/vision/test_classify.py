@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from companion.games.base import InputError
-from companion.vision.classify import available_model, classify
+from companion.vision.classify import classify
 from companion.vision.classify_bench import Case, real_cases, rendered_cases, score
-from companion.vision.detections import Detections, quad_iou, rotate_quad
+from companion.vision.detections import MIN_CONFIDENCE, Detections, quad_iou, rotate_quad
+from companion.vision.reading import MODELS_DIR, available_model
 
 RENDERED_SEED = 4242
 
@@ -130,7 +131,7 @@ def test_rox_cards_carry_all_sixteen_edge_symbols() -> None:
 @pytest.mark.parametrize("turns", [0, 1, 2, 3])
 def test_the_research_board_is_turned_to_read_red_row_first(turns: int) -> None:
     from companion.synth import render_scene
-    from companion.vision.classify import orient_board
+    from companion.vision.board import orient_board
     from companion.vision.colour import white_balance
 
     scene = render_scene("catbox", seed=7200 + turns)
@@ -150,8 +151,9 @@ def test_edge_confidence_is_measured_against_the_models_typical_sureness() -> No
     import json
 
     from companion.synth import render_scene
-    from companion.vision.classify import MODELS_DIR, load_model, read_rox_edges
     from companion.vision.colour import white_balance
+    from companion.vision.reading import load_model
+    from companion.vision.rox_edges import read_rox_edges
 
     meta = json.loads((MODELS_DIR / "rox_edge.labels.json").read_text())
     model = load_model("rox_edge")
@@ -202,7 +204,7 @@ def test_a_rox_card_outlined_askew_is_searched_for(monkeypatch) -> None:
     unsure card is read again through outlines searched about it (and through its
     outline fitted to the photo), and mostly read surely."""
     from companion.synth import render_scene
-    from companion.vision import classify as module
+    from companion.vision import rox_edges as module
     from companion.vision.colour import white_balance
 
     cards, quads, images = [], [], []
@@ -220,7 +222,7 @@ def test_a_rox_card_outlined_askew_is_searched_for(monkeypatch) -> None:
     def tally() -> tuple[int, int]:
         right = wrong = 0
         for p, q, image in zip(cards, quads, images, strict=True):
-            (counts, sure), = module.read_rox_edges(image, q[None], module.MODELS_DIR)
+            (counts, sure), = module.read_rox_edges(image, q[None], MODELS_DIR)
             if sure >= 0.5:
                 exact = counts == {e: p.edge.get(e, 0) for e in counts}
                 right, wrong = right + exact, wrong + (not exact)
@@ -246,7 +248,7 @@ def test_a_rox_card_read_fairly_sure_is_searched_for_too(monkeypatch) -> None:
     have one symbol wrong: it is searched for too, and its surer reading is right. On
     these photos each such card read sure and wrong when only unsure cards were."""
     from companion.synth import render_scene
-    from companion.vision import classify as module
+    from companion.vision import rox_edges as module
     from companion.vision.colour import apply_gains, white_gains
     from companion.vision.segment import locate_learned
 
@@ -264,13 +266,13 @@ def test_a_rox_card_read_fairly_sure_is_searched_for_too(monkeypatch) -> None:
         wrong = 0
         for balanced, pairs in photos:
             read = module.read_rox_edges(balanced, np.array([q for q, _ in pairs]),
-                                         module.MODELS_DIR)
+                                         MODELS_DIR)
             wrong += sum(sure >= 0.5 and counts != {e: p.edge.get(e, 0) for e in counts}
                          for (counts, sure), (_, p) in zip(read, pairs, strict=True))
         return wrong
 
     assert sure_and_wrong() == 0
-    monkeypatch.setattr(module, "EDGE_SEARCH_BELOW", module.MIN_CONFIDENCE)
+    monkeypatch.setattr(module, "EDGE_SEARCH_BELOW", MIN_CONFIDENCE)
     assert sure_and_wrong() >= 2
 
 
@@ -282,7 +284,7 @@ def test_a_rox_card_outlined_narrow_as_a_scoring_card_is_read_as_an_element_card
     stays one (however near a row it lies)."""
     from companion.readers.truth import detections_from_scene
     from companion.synth import render_scene
-    from companion.vision import classify as module
+    from companion.vision import rox_edges as module
     from companion.vision.colour import apply_gains, white_gains
 
     monkeypatch.setattr(module, "ELEMENT_CHECK_REACH", 1e9)  # check every scoring card
@@ -297,8 +299,8 @@ def test_a_rox_card_outlined_narrow_as_a_scoring_card_is_read_as_an_element_card
             across = (quads[i][1] - quads[i][0]) / 2
             quads[i] = quads[i] + np.float32([[1], [-1], [-1], [1]]) * across * 0.2
             kinds[i] = "rox_scoring"
-        read = module._element_cards_by_edges(
-            balanced, truth.with_fields(quads=quads, kinds=tuple(kinds)), module.MODELS_DIR)
+        read = module.element_cards_by_edges(
+            balanced, truth.with_fields(quads=quads, kinds=tuple(kinds)), MODELS_DIR)
         for i, kind in enumerate(truth.kinds):
             if kind == "rox_scoring":
                 assert read.kinds[i] == "rox_scoring", (seed, i)
@@ -472,7 +474,7 @@ def test_a_tile_outlined_far_larger_than_a_tile_is_read_through_a_tile_sized_out
         monkeypatch) -> None:
     """Tiles whose outline runs over the table beyond their head (0.7 of a tile more):
     of those read unsure through it, all but one are read sure and right through a
-    tile-sized outline in it (``_tile_sized``)."""
+    tile-sized outline in it (``tile_sized``)."""
     from companion.vision import classify as module
 
     unsure = right = 0
@@ -484,7 +486,7 @@ def test_a_tile_outlined_far_larger_than_a_tile_is_read_through_a_tile_sized_out
                                ("nummix_tile",) * len(quads))
             centre = quads[k].mean(axis=0)
             with monkeypatch.context() as m:
-                m.setattr(module, "_tile_sized", lambda read, *_: read)
+                m.setattr(module, "tile_sized", lambda read, *_: read)
                 without = classify(scene.image, found, game="nummix", ocr="off")
                 if _reading_at(without, centre)[1] >= 0.8:
                     continue
@@ -501,8 +503,9 @@ def test_an_outline_at_a_rack_ledge_is_not_read_at_a_tiles_size(monkeypatch) -> 
     """Two unsure outlines half again a tile's size: the one with a rack's ledge at its
     foot is left to the ledge's reading (dev 61732: a stray on a rack's end read k4 at
     0.86 through a tile-sized outline), the one on the table is read at a tile's size."""
-    from companion.vision import classify as module
-    from companion.vision.classify import PROBABILITIES, Reading, load_model
+    from companion.vision import reading
+    from companion.vision.reading import PROBABILITIES, Reading, load_model
+    from companion.vision.tiles import tile_sized
 
     image = np.full((400, 700, 3), (150, 160, 170), np.uint8)  # a light table
     cv2.rectangle(image, (90, 274), (200, 296), (32, 30, 30), -1)  # a rack's ledge
@@ -524,8 +527,8 @@ def test_an_outline_at_a_rack_ledge_is_not_read_at_a_tiles_size(monkeypatch) -> 
         asked.extend(quads)
         return [Reading(flat, False) for _ in quads]
 
-    monkeypatch.setattr(module, "_read_quads", unsure_readings)
-    module._tile_sized(read, image, model)
+    monkeypatch.setattr(reading, "read_quads", unsure_readings)  # as surer_readings asks
+    tile_sized(read, image, model)
     centres = np.array([q.mean(axis=0) for q in asked])
     assert len(asked) > 0
     assert np.linalg.norm(centres - on_table.mean(axis=0), axis=1).max() < 60
@@ -561,7 +564,7 @@ def test_a_pale_fingertip_taken_for_a_tile_is_dropped(monkeypatch) -> None:
     a finger 11.3 off and 28 darker) outlined as a tile is dropped (``TILE_STRAY_CHROMA``),
     every real tile kept; at Cat in the Box's bound (``STRAY_CHROMA``) it would stand."""
     from companion.synth import render_scene
-    from companion.vision import classify as module
+    from companion.vision import strays as module
 
     scene = render_scene("nummix", seed=7400, difficulty="easy")
     tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered
@@ -576,7 +579,7 @@ def test_a_pale_fingertip_taken_for_a_tile_is_dropped(monkeypatch) -> None:
     read = classify(image, found, game="nummix", ocr="off")
     assert len(read) == len(tiles)
     assert sorted(read.labels) == sorted(p.label for p in tiles)
-    monkeypatch.setitem(module.STRAY_RULES, "nummix_tile", module._StrayRule(
+    monkeypatch.setitem(module.STRAY_RULES, "nummix_tile", module.StrayRule(
         module.STRAY_CHROMA, tiny=module.TINY_TILE))
     assert len(classify(image, found, game="nummix", ocr="off")) == len(tiles) + 1
 
@@ -586,7 +589,7 @@ def test_a_scrap_of_a_tile_outlined_as_a_tile_is_dropped(monkeypatch) -> None:
     colour) reads unsure: it is dropped as far smaller than the sure tiles
     (``TINY_TILE``), and every real tile kept; without that bound it would stand."""
     from companion.synth import render_scene
-    from companion.vision import classify as module
+    from companion.vision import strays as module
 
     scene = render_scene("nummix", seed=7400, difficulty="easy")
     tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered
@@ -600,7 +603,7 @@ def test_a_scrap_of_a_tile_outlined_as_a_tile_is_dropped(monkeypatch) -> None:
     read = classify(scene.image, found, game="nummix", ocr="off")
     assert len(read) == len(tiles)
     assert sorted(read.labels) == sorted(p.label for p in tiles)
-    monkeypatch.setitem(module.STRAY_RULES, "nummix_tile", module._StrayRule(
+    monkeypatch.setitem(module.STRAY_RULES, "nummix_tile", module.StrayRule(
         module.TILE_STRAY_CHROMA))
     kept = classify(scene.image, found, game="nummix", ocr="off")
     assert len(kept) == len(tiles) + 1  # read unsure, in the tile's colour: only its size tells
@@ -611,7 +614,7 @@ def test_a_slanted_rack_tile_is_read_through_a_parallelogram(monkeypatch) -> Non
     a rectangle about it, often read unsure. Standing on the ledge, it is read again
     through parallelograms in that rectangle, and more rack tiles are read surely."""
     from companion.synth import render_scene
-    from companion.vision import classify as module
+    from companion.vision import tiles as module
     from companion.vision.detections import quad_iou
     from companion.vision.pipeline import read_image
 
@@ -681,8 +684,8 @@ def test_a_qwixx_play_in_one_outline_is_read_card_by_card() -> None:
 
 
 def test_an_unsure_tile_beside_standing_tiles_is_turned_to_their_ledge() -> None:
-    from companion.vision.classify import _feet_as_neighbours
     from companion.vision.standing import front_bands
+    from companion.vision.tiles import _feet_as_neighbours
 
     image = np.full((400, 600, 3), (150, 160, 170), np.uint8)  # a light table
     cv2.rectangle(image, (90, 274), (370, 296), (32, 30, 30), -1)  # the rack's ledge
@@ -707,8 +710,9 @@ def test_an_unsure_tile_with_a_ledge_along_a_side_is_turned_onto_it() -> None:
     """A blank face outlined a quarter turn off, the ledge along its side: no reading
     through the turned outlines is sure, yet the outline comes back standing on the
     ledge (the reading kept), so the reader puts the tile on the rack, not the grid."""
-    from companion.vision.classify import MODELS_DIR, PROBABILITIES, _feet_on_ledges, load_model
+    from companion.vision.reading import PROBABILITIES, load_model
     from companion.vision.standing import is_ledge
+    from companion.vision.tiles import feet_on_ledges
 
     image = np.full((400, 600, 3), (150, 160, 170), np.uint8)  # a light table
     cv2.rectangle(image, (290, 274), (364, 296), (32, 30, 30), -1)  # the rack's ledge
@@ -720,15 +724,15 @@ def test_an_unsure_tile_with_a_ledge_along_a_side_is_turned_onto_it() -> None:
     read = Detections(quads=np.roll(tile, -1, axis=0)[None], kinds=("nummix_tile",),
                       labels=("r3",), confidences=np.array([0.79], np.float32),
                       oriented=(True,), data={PROBABILITIES: (probs,)})
-    out = _feet_on_ledges(read, image, MODELS_DIR)
+    out = feet_on_ledges(read, image, MODELS_DIR)
     assert np.allclose(out.quads[0], tile)
     assert out.labels[0] == "r3" and float(out.confidences[0]) == pytest.approx(0.79)
     assert is_ledge([out.data["front"][0]])
 
 
 def test_row_turns_need_the_neighbours_asked_for() -> None:
-    from companion.vision.classify import _row_turns
     from companion.vision.standing import front_bands
+    from companion.vision.tiles import _row_turns
 
     image = np.full((400, 600, 3), (150, 160, 170), np.uint8)
     cv2.rectangle(image, (90, 274), (370, 296), (32, 30, 30), -1)
@@ -748,8 +752,9 @@ def test_row_turns_need_the_neighbours_asked_for() -> None:
 @pytest.mark.skipif(not available_model("nummix_tile"), reason="no nummix_tile model")
 def test_an_outline_straddling_a_seam_is_stepped_from_its_sure_neighbour() -> None:
     from companion.synth import render_scene
-    from companion.vision.classify import _stepped_from_neighbours, load_model
     from companion.vision.colour import apply_gains, white_gains
+    from companion.vision.reading import load_model
+    from companion.vision.tiles import stepped_from_neighbours
 
     scene = render_scene("nummix", seed=4243, difficulty="normal")
     tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and not p.covered]
@@ -762,7 +767,7 @@ def test_an_outline_straddling_a_seam_is_stepped_from_its_sure_neighbour() -> No
     read = Detections(quads=quads, kinds=("nummix_tile",) * 2, labels=("r6", "k9"),
                       confidences=np.array([0.99, 0.3], np.float32), oriented=(True, True))
     balanced = apply_gains(scene.image, white_gains(scene.image))
-    out = _stepped_from_neighbours(read, balanced, load_model("nummix_tile"))
+    out = stepped_from_neighbours(read, balanced, load_model("nummix_tile"))
     assert out.labels[1] == "k6" and float(out.confidences[1]) >= 0.8
     assert quad_iou(out.quads[1], truth) > 0.85
     assert out.labels[0] == "r6" and np.allclose(out.quads[0], quads[0])
@@ -886,8 +891,8 @@ def test_a_patch_of_table_read_fairly_sure_as_a_nox_card_is_dropped() -> None:
     """A Nox "card" read under 0.9 whose face is a dark brown cloth's, unlike the sure
     cards' faces, is a stray; a real card read as unsure is kept."""
     from companion.synth import render_scene
-    from companion.vision.classify import NOX_DOUBTFUL, _without_strays
     from companion.vision.colour import white_balance
+    from companion.vision.strays import NOX_DOUBTFUL, without_strays
 
     scene = render_scene("nox", seed=7100, difficulty="easy")
     cards = [p for p in scene.pieces if p.kind == "nox_card" and not p.covered
@@ -902,7 +907,7 @@ def test_a_patch_of_table_read_fairly_sure_as_a_nox_card_is_dropped() -> None:
     read = Detections(np.array([*quads, patch]), ("nox_card",) * (len(cards) + 1),
                       labels=tuple(p.label for p in cards) + ("5",),
                       confidences=np.float32(confidences))
-    kept = _without_strays(read, balanced, "nox_card")
+    kept = without_strays(read, balanced, "nox_card")
     assert NOX_DOUBTFUL > 0.85  # the 0.85 pieces above are held to the faces
     assert len(kept) == len(cards)
     assert kept.labels == tuple(p.label for p in cards)
@@ -917,9 +922,8 @@ def test_fairly_sure_qwixx_cards_are_checked_at_card_size_on_the_sheet(
     scenes where the first reading was wrong, located as ``companion read`` does."""
     from companion.calibration.markers import detect_markers
     from companion.synth import render_scene
-    from companion.vision import classify as module
-    from companion.vision.classify import _same_face
-    from companion.vision.detections import MIN_CONFIDENCE
+    from companion.vision import cards as module
+    from companion.vision.cards import _same_face
     from companion.vision.pipeline import read_image
 
     scenes = [render_scene("qwixx", seed=seed, difficulty="normal")

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from companion.vision.classify import MODELS_DIR, load_model, parses
+from companion.vision.reading import MODELS_DIR, load_model, parses
 from companion.vision.segment import MODEL_PATH as LOCATOR_PATH
 
 ALL_MODELS = sorted(p.stem for p in MODELS_DIR.glob("*.onnx"))

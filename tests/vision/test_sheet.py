@@ -28,9 +28,9 @@ def test_rendered_pads_read_box_by_box_from_any_start_corner(rendered) -> None:
 
 
 def test_without_the_box_model_the_ink_statistics_read_the_pad(rendered, monkeypatch) -> None:
-    from companion.vision import classify
+    from companion.vision import reading
 
-    monkeypatch.setattr(classify, "available_model", lambda name, *a: name != "qwixx_box")
+    monkeypatch.setattr(reading, "available_model", lambda name, *a: name != "qwixx_box")
     right, unsure, wrong, total = _read_rendered(rendered)
     assert right / total >= 0.96  # 97.1 % here; 98.7 % on fresh seeds (docs/vision.md)
     assert wrong / total <= 0.015  # 0.8 % here
@@ -145,7 +145,7 @@ def test_a_card_among_a_sheets_read_boxes_is_a_box_not_a_card() -> None:
     locator's outline of the sheet fell short of it) is a printed box and is dropped;
     the played cards beside the sheet stay."""
     from companion.synth import render_scene
-    from companion.vision.classify import _without_printed_boxes
+    from companion.vision.cards import without_printed_boxes
     from companion.vision.pipeline import read_image
 
     scene = render_scene("qwixx", seed=61000, difficulty="normal")
@@ -157,6 +157,6 @@ def test_a_card_among_a_sheets_read_boxes_is_a_box_not_a_card() -> None:
     fake = Detections(read.quads[cards[0]:cards[0] + 1] - read.quads[cards[0]].mean(axis=0)
                       + middle, ("qwixx_card",), ("b7",), np.float32([0.88]))
     both = Detections.concat([read, fake])
-    kept = _without_printed_boxes(both)
+    kept = without_printed_boxes(both)
     assert len(kept) == len(read)
     assert sum(1 for i in kept if kept.kinds[i] == "qwixx_card") == len(cards) > 0

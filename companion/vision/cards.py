@@ -1,0 +1,359 @@
+"""Card outlines the locator got wrong, mended around the first reading: two or three
+touching Nox or Qwixx cards in one outline cut apart (``split_card_pairs``), a square-
+looking card read along its row (``across_neighbour``), Cat in the Box cards' outlines
+running onto the board trimmed to a card's size (``trimmed_to_card_size``), played
+Qwixx cards checked at a card's size in a score sheet's plane
+(``cards_checked_on_sheets``), and score-sheet boxes or fingertips taken for cards
+dropped."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from companion.synth.pieces import PIECE_MM
+from companion.vision.align import fit_card_outline
+from companion.vision.detections import (
+    Detections,
+    cut_across,
+)
+from companion.vision.reading import (
+    PIECE_ASPECT,
+    PROBABILITIES,
+    UNSURE,
+    Image,
+    available_model,
+    down_vector,
+    load_model,
+    portrait_first,
+    read_quads,
+    with_readings,
+)
+
+PAIR_KINDS = ("nox_card",)
+"""Kinds that lie side by side in rows (a Nox kitty), where a square-looking card is
+read along its row (``across_neighbour``)."""
+
+
+SPLIT_KINDS = ("nox_card", "qwixx_card")
+"""Kinds whose touching cards the locator now and then gives one outline (a Nox kitty,
+a Qwixx play of one colour): ``split_card_pairs``."""
+
+
+PAIR_AREA = 1.4
+"""An outline this many times the area of its neighbours' (the median of the
+``PAIR_NEIGHBOURS`` nearest pieces of its kind) may be two or more cards side by side:
+two if squarer than one card, three if its area holds three and its thirds look more
+like a card than it does (``_joined_count``)."""
+
+
+PAIR_NEIGHBOURS = 4
+
+
+SQUARE_LOOK = 1.35
+"""A card whose outline is less than this many times as long as wide (a camera's
+tilt squeezes it) shows no axis of its own: which of its sides is its top is judged
+from its neighbour (``across_neighbour``)."""
+
+
+NEIGHBOUR_REACH = 1.4
+"""The neighbour whose place says which way a card lies is its nearest card of its kind
+within this many card sizes (the square root of its area); it must lie across the card
+(their axes more than 60° apart, ``ACROSS_COS``), so that a quarter turn lines them up.
+Located Nox cards, seeds 61300-61399 (normal): 9 of 1180 read on their side -> 2 (the
+card's and its nearest neighbour's axes were 76°-89° apart; single cards are read as
+before)."""
+
+
+ACROSS_COS = 0.5
+
+
+PAIR_SURE = 0.9
+"""Such an outline is two cards when both its halves read at least this sure, the same
+way up (three cards when at least two of its thirds do: the cut through a wider outline
+is rougher, and an unsure part is read again through other outlines like any card).
+Located Nox cards on seeds 61000-61119 (normal): of 39 candidates, the 5 that were two
+cards read 0.97-1.0 in both halves; of the 34 single cards (most a stack whose
+lower cards widen the outline), no half pair read better than 0.86 and 0.77."""
+
+
+CARD_CHECK_BELOW = 0.97
+"""A face-up Qwixx card read at least ``UNSURE`` but less surely than this, whose outline
+is larger than a card (``CARD_CHECK_AREA``), is read again (``cards_checked_on_sheets``)
+through a card-sized outline in each of its corners (a Qwixx card's size in the plane of
+the nearest score sheet, whose box quads the sheet reader placed), each fitted to the
+photo's edges; the mean of those four readings and the first decides. The located
+outline of a played card is often turned or too large and takes in part of the next
+card, read as its number fairly surely (dev scene 61302: y3 as y4 at 0.91; 61503: J3 as
+J4 at 0.94). Of the 85 played cards read 0.80-0.97 over normal and hard scenes
+61300-61339 and 61500-61539, read right at the readers' bar (0.5) 75 -> 80, wrong 10 ->
+2, unknown 0 -> 3 (Tesseract not asked)."""
+
+
+CARD_CHECK_AREA = (1.05, 2.5)
+"""Only a card whose outline covers this many times a card's area in the sheet's plane is
+checked (``CARD_CHECK_BELOW``): of the 85 played cards read 0.80-0.97 (normal and hard
+scenes 61300-61339, 61500-61539) the ten read wrong all had outlines 1.07-1.67 cards
+large; one right g5 at 1.04 was read again as g3, and an outline 12.9 cards large is
+measured in another sheet's plane."""
+
+
+def cards_checked_on_sheets(read: Detections, balanced: Image, markers: Sequence[Any],
+                             models_dir: Path) -> Detections:
+    """Face-up Qwixx cards read fairly but not very surely (``CARD_CHECK_BELOW``) read
+    again through outlines fitted at a card's size in the nearest sheet's plane: where
+    the mean of the readings names another face (a 6 and a 9 are one), the card takes
+    the mean's reading, unsure unless the readings agree."""
+    from companion.vision.sheet import printed_sheet, sheet_plane
+
+    kinds, quads, labels = read.kinds, read.quads, read.labels
+    probabilities = read.data.get(PROBABILITIES, (None,) * len(read))
+    boxes = read.data.get("boxes", (None,) * len(read))
+    check = [i for i in read if kinds[i] == "qwixx_card"
+             and probabilities[i] is not None and not str(labels[i]).startswith("back")
+             and UNSURE <= float(probabilities[i].max()) < CARD_CHECK_BELOW]
+    if not check or not available_model("qwixx_card", models_dir):
+        return read
+    planes = [(quads[s].mean(axis=0), h) for s in read if kinds[s] == "qwixx_sheet"
+              and boxes[s] for h in [sheet_plane(boxes[s], printed=printed_sheet(
+                  markers, quads[s]))] if h is not None]
+    if not planes:
+        return read
+    model = load_model("qwixx_card", models_dir)
+    smooth = np.asarray(cv2.GaussianBlur(balanced, (3, 3), 0), np.uint8)
+    tries: list[tuple[int, list[npt.NDArray[np.float32]]]] = []
+    for i in check:
+        centre = quads[i].mean(axis=0)
+        to_image = min(planes, key=lambda p: float(np.linalg.norm(p[0] - centre)))[1]
+        cards, corners = _card_sized_corners(quads[i], to_image, "qwixx_card")
+        if not CARD_CHECK_AREA[0] <= cards <= CARD_CHECK_AREA[1]:
+            continue
+        outlines: list[npt.NDArray[np.float32]] = []
+        for corner in corners:
+            outlines += fit_card_outline(smooth, portrait_first(corner, model.size),
+                                         aspect=PIECE_ASPECT["qwixx_card"])[:1]
+        tries.append((i, [portrait_first(o, model.size) for o in outlines]))
+    readings = iter(read_quads(model, balanced, [o for _, os in tries for o in os]))
+    changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
+    for i, outlines in tries:
+        mean = np.mean([probabilities[i], *(next(readings).probs for _ in outlines)], axis=0)
+        if not _same_face(model.labels[int(np.argmax(mean))], str(labels[i])):
+            changes[i] = (quads[i], mean)  # the outline stays; the reading is the mean's
+    return with_readings(read, model, changes)
+
+
+def _same_face(a: str, b: str) -> bool:
+    """Whether two card labels name the same face up to a half turn (a 6 read upside
+    down is a 9; which way a played card lies is settled against its player's sheet)."""
+    turned = {"6": "9", "9": "6"}
+    return a == b or (a[:-1] == b[:-1] and turned.get(a[-1:]) == b[-1:]
+                      and a[-2:-1] != "1" and b[-2:-1] != "1")
+
+
+def without_printed_boxes(read: Detections) -> Detections:
+    """Without the cards whose middle lies among a score sheet's boxes as the sheet was
+    read (its boxes placed by the fit to the printed layout): a box the locator took for
+    a card where its outline of the sheet fell short (a blue box read as b7 at 0.88)."""
+    hulls = [cv2.convexHull(np.concatenate([np.asarray(b["quad"], np.float32)
+                                            for b in boxes if b.get("quad") is not None]))
+             for boxes in read.data.get("boxes", ()) if boxes
+             and any(b.get("quad") is not None for b in boxes)]
+    if not hulls:
+        return read
+    inside = {i for i in read if read.kinds[i] in PIECE_ASPECT and any(
+        cv2.pointPolygonTest(hull, tuple(float(v) for v in read.quads[i].mean(axis=0)),
+                             False) > 0 for hull in hulls)}
+    return read.select([i for i in read if i not in inside]) if inside else read
+
+
+def _joined_count(sides: npt.NDArray[np.float64], area_ratio: float, aspect: float) -> int:
+    """How many cards of ``aspect`` an outline of ``sides`` (two lengths) and
+    ``area_ratio`` times its neighbours' area seems to hold side by side: 1 below
+    ``PAIR_AREA``; 2 if squarer than a card; 3 if its area holds three (at least 2.5)
+    and its thirds, cut across its long side, look more like a card than it does."""
+    if area_ratio < PAIR_AREA:
+        return 1
+    long, short = float(sides.max()), max(float(sides.min()), 1e-6)
+    if long < aspect * short:
+        return 2
+    third = long / 3
+    third_misfit = abs(max(third, short) / max(min(third, short), 1e-6) - aspect)
+    if area_ratio >= 2.5 and third_misfit < long / short - aspect:
+        return 3
+    return 1
+
+
+def split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
+                      ) -> Detections:
+    """Outlines that are two or three cards side by side, each replaced by its parts (see
+    ``PAIR_AREA``, ``PAIR_SURE``): the locator gives touching cards one outline now and
+    then, read as one number (often surely) and lost as a stack or a play's card."""
+    split: dict[int, list[npt.NDArray[np.float32]]] = {}
+    for kind in SPLIT_KINDS:
+        rows = [i for i in detections if detections.kinds[i] == kind]
+        if len(rows) < 3 or not available_model(kind, models_dir):
+            continue
+        model = load_model(kind, models_dir)
+        q = detections.quads[rows]
+        sides = np.stack([np.linalg.norm(q[:, 1] - q[:, 0], axis=1),
+                          np.linalg.norm(q[:, 2] - q[:, 1], axis=1)], axis=1)
+        areas, centres = sides.prod(axis=1), q.mean(axis=1)
+        candidates = []
+        for k, i in enumerate(rows):
+            others = np.linalg.norm(centres - centres[k], axis=1)
+            others[k] = np.inf
+            usual = float(np.median(areas[np.argsort(others)[:PAIR_NEIGHBOURS]]))
+            count = _joined_count(sides[k], areas[k] / max(usual, 1e-6), PIECE_ASPECT[kind])
+            if count > 1:
+                candidates.append((i, [portrait_first(part, model.size) for part in
+                                       cut_across(detections.quads[i], count)]))
+        readings = iter(read_quads(model, balanced, [p for _, ps in candidates for p in ps]))
+        for i, parts in candidates:
+            read = [next(readings) for _ in parts]
+            downs = [down_vector(p, r.turned) for p, r in zip(parts, read, strict=True)
+                     if r.probs.max() >= PAIR_SURE]
+            if len(downs) >= max(2, len(parts) - 1) and all(
+                    downs[0] @ d > 0 for d in downs[1:]):
+                split[i] = parts
+    if not split:
+        return detections
+    order = [i for i in detections for _ in split.get(i, [None])]
+    quads = np.stack([q for i in detections for q in split.get(i, [detections.quads[i]])])
+    return detections.select(order).with_fields(quads=quads)
+
+
+TRIM_AREA = 1.3
+
+
+TRIM_SURE = 0.95
+"""A Cat in the Box card whose outline covers at least ``TRIM_AREA`` times a card's area
+on the table (measured in the research board's plane, whose size is known) is read
+again through card-sized outlines in each of its corners, each fitted to the card's
+edges in the photo (``trimmed_to_card_size``); the surest is kept if it reads at least
+``TRIM_SURE`` and surer than the whole outline. A card lying against the board gets an
+outline running onto the board, read as another number (dev scene 61317: a 1 as a 5
+at 0.84; its corner outline, fitted, covers the card at IoU 0.98 and reads 1 at 0.99)."""
+
+
+def _card_sized_corners(quad: npt.NDArray[np.float32], to_image: npt.NDArray[np.float64],
+                        kind: str) -> tuple[float, list[npt.NDArray[np.float32]]]:
+    """``quad`` (image pixels) measured on the table, whose millimetres ``to_image`` maps
+    to the photo: how many cards of ``kind`` (``PIECE_MM``) its area covers, and the
+    card-sized outlines in each of its four corners, along its own sides (image pixels,
+    unfitted). A card's outline that runs onto a neighbour or the board is larger than a
+    card; the card lies in one of its corners."""
+    card_long, card_short = max(PIECE_MM[kind]), min(PIECE_MM[kind])
+    q = cv2.perspectiveTransform(quad.reshape(1, 4, 2).astype(np.float64),
+                                 np.linalg.inv(to_image))[0]  # millimetres on the table
+    along, down = (q[1] - q[0] + q[2] - q[3]) / 2, (q[3] - q[0] + q[2] - q[1]) / 2
+    width, height = float(np.linalg.norm(along)), float(np.linalg.norm(down))
+    wide = width >= height
+    a = along / max(width, 1e-9) * min(card_long if wide else card_short, width)
+    b = down / max(height, 1e-9) * min(card_short if wide else card_long, height)
+    corners = [cv2.perspectiveTransform(np.array([[p, p + a, p + a + b, p + b]]),
+                                        to_image)[0].astype(np.float32)
+               for p in (q[0], q[1] - a, q[2] - a - b, q[3] - b)]
+    return width * height / (card_long * card_short), corners
+
+
+def _board_plane(detections: Detections) -> npt.NDArray[np.float64] | None:
+    """The homography from millimetres on the table to image pixels, from the first
+    research board's (upright, fitted) outline and its known size; None without one."""
+    boards = [i for i in detections if detections.kinds[i] == "catbox_board"]
+    if not boards:
+        return None
+    board_w, board_h = PIECE_MM["catbox_board"]
+    out: npt.NDArray[np.float64] = cv2.getPerspectiveTransform(
+        np.float32([[0, 0], [board_w, 0], [board_w, board_h], [0, board_h]]),
+        detections.quads[boards[0]].astype(np.float32))
+    return out
+
+
+TINY_CARD = 0.4
+"""An unsure Cat in the Box "card" covering less than this share of a card's area on the
+table (in the board's plane) is no card: fingertips outlined as cards in hard scenes."""
+
+
+def without_tiny_cards(read: Detections) -> Detections:
+    """Without the unsure Cat in the Box cards far smaller than a card (``TINY_CARD``)."""
+    to_image = _board_plane(read)
+    if to_image is None:
+        return read
+    to_table = np.linalg.inv(to_image)
+    card = float(np.prod(PIECE_MM["catbox_card"]))
+    tiny = set()
+    for i in read:
+        if read.kinds[i] != "catbox_card" or float(read.confidences[i]) >= UNSURE:
+            continue
+        q = cv2.perspectiveTransform(read.quads[i].reshape(1, 4, 2).astype(np.float64),
+                                     to_table)[0].astype(np.float32)
+        if abs(cv2.contourArea(q)) < TINY_CARD * card:
+            tiny.add(i)
+    return read.select([i for i in read if i not in tiny]) if tiny else read
+
+
+def trimmed_to_card_size(balanced: Image, detections: Detections, models_dir: Path
+                          ) -> Detections:
+    """Cat in the Box card outlines larger than a card (``TRIM_AREA``) replaced by the
+    card-sized, fitted outline in one of their corners that reads surest (``TRIM_SURE``)."""
+    rows = [i for i in detections if detections.kinds[i] == "catbox_card"]
+    to_image = _board_plane(detections)
+    if to_image is None or not rows or not available_model("catbox_card", models_dir):
+        return detections
+    model = load_model("catbox_card", models_dir)
+    smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
+    tries: list[tuple[int, list[npt.NDArray[np.float32]]]] = []
+    for i in rows:
+        cards, corners = _card_sized_corners(detections.quads[i], to_image, "catbox_card")
+        if cards < TRIM_AREA:
+            continue
+        outlines = [portrait_first(detections.quads[i], model.size)]
+        for corner in corners:
+            outlines += fit_card_outline(smooth, portrait_first(corner, model.size),
+                                         aspect=PIECE_ASPECT["catbox_card"])
+        tries.append((i, outlines))
+    if not tries:
+        return detections
+    quads = detections.quads.copy()
+    readings = iter(read_quads(model, balanced, [x for _, xs in tries for x in xs]))
+    for i, outlines in tries:
+        sure = [float(next(readings).probs.max()) for _ in outlines]
+        best = int(np.argmax(sure[1:])) + 1
+        if sure[best] >= TRIM_SURE and sure[best] > sure[0]:
+            quads[i] = outlines[best]
+    return detections.with_fields(quads=quads)
+
+
+def across_neighbour(quads: Sequence[npt.NDArray[np.float32]]) -> list[int]:
+    """The cards (of one kind lying side by side in rows) whose outline looks square
+    (``SQUARE_LOOK``) and whose nearest card (``NEIGHBOUR_REACH``) lies beyond its top or
+    bottom edge rather than beside it, its axis across the card's: read a quarter turn
+    round, the neighbour is beside it, as the cards of a row lie. The classifier alone
+    reads a 3 on its side as a sure 8."""
+    if len(quads) < 2:
+        return []
+    q = np.asarray(quads, np.float64)
+    right = ((q[:, 1] - q[:, 0]) + (q[:, 2] - q[:, 3])) / 2
+    down = ((q[:, 3] - q[:, 0]) + (q[:, 2] - q[:, 1])) / 2
+    widths, heights = np.linalg.norm(right, axis=1), np.linalg.norm(down, axis=1)
+    sizes = np.sqrt(np.abs(right[:, 0] * down[:, 1] - right[:, 1] * down[:, 0]))
+    centres = q.mean(axis=1)
+    out = []
+    for k in range(len(q)):
+        if max(widths[k], heights[k]) >= SQUARE_LOOK * min(widths[k], heights[k]):
+            continue
+        gaps = np.linalg.norm(centres - centres[k], axis=1)
+        gaps[k] = np.inf
+        j = int(np.argmin(gaps))
+        if gaps[j] > NEIGHBOUR_REACH * sizes[k]:
+            continue
+        offset = centres[j] - centres[k]
+        beyond = abs(offset @ down[k]) / heights[k] > abs(offset @ right[k]) / widths[k]
+        if beyond and abs(down[k] @ down[j]) < ACROSS_COS * heights[k] * heights[j]:
+            out.append(k)
+    return out

@@ -1,0 +1,271 @@
+"""Rox element cards' 16 edge symbols, cut out of the rectified card and counted by
+element (``read_rox_edges``); an unsure card is read again through its outline fitted
+to the photo and then searched for through nudged outlines. A card the locator took for
+a scoring card by its shape is an element card if its edge symbols read sure
+(``element_cards_by_edges``)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from companion.vision.align import fit_card_outline, piece_aspect
+from companion.vision.detections import (
+    MIN_CONFIDENCE,
+    Detections,
+    rectify,
+    side_lengths,
+)
+from companion.vision.reading import (
+    EDGE_FITS,
+    Image,
+    Model,
+    load_model,
+    nudged,
+    softmax,
+)
+
+ROX_EDGE_SIDE = 96
+"""Rox cards are rectified to this square side to cut out their 16 edge symbols."""
+
+
+ROX_EDGE_MARGIN = 0.11
+
+
+ROX_EDGE_PATCH = 0.17
+
+
+def rox_edge_places(side: float) -> list[tuple[float, float]]:
+    """Centres of the 16 edge symbols in a square crop: four per side, clockwise from
+    the top-left corner, ``ROX_EDGE_MARGIN`` of the side in from the edge."""
+    m = ROX_EDGE_MARGIN * side
+    span = side - 2 * m
+    places = []
+    for k in range(4):
+        places.append((m + k / 4 * span, m))
+    for k in range(4):
+        places.append((side - m, m + k / 4 * span))
+    for k in range(4):
+        places.append((side - m - k / 4 * span, side - m))
+    for k in range(4):
+        places.append((m, side - m - k / 4 * span))
+    return places
+
+
+def rox_edge_patches(square: Image, size: int) -> npt.NDArray[np.uint8]:
+    """The 16 edge-symbol patches (16, size, size, 3) of a rectified square Rox card:
+    each the square around its symbol's place (``rox_edge_places``) warped to ``size``,
+    all in one remap (the same sampling as ``rectify`` on each, a grey level apart at
+    most)."""
+    map_x, map_y = _edge_patch_maps(square.shape[0], size)
+    out: npt.NDArray[np.uint8] = cv2.remap(square, map_x, map_y, cv2.INTER_LINEAR,
+                                           borderMode=cv2.BORDER_REPLICATE)
+    return out.reshape(16, size, size, *square.shape[2:])
+
+
+@lru_cache(maxsize=8)
+def _edge_patch_maps(side: int, size: int) -> tuple[npt.NDArray[np.float32],
+                                                      npt.NDArray[np.float32]]:
+    """Where each pixel of the 16 stacked patches samples the square card."""
+    half = ROX_EDGE_PATCH * side / 2
+    step = np.arange(size, dtype=np.float64) * (2 * half / size)
+    xs, ys = [], []
+    for cx, cy in rox_edge_places(side):
+        grid_x, grid_y = np.meshgrid(cx - half + step, cy - half + step)
+        xs.append(grid_x)
+        ys.append(grid_y)
+    return (np.concatenate(xs).astype(np.float32), np.concatenate(ys).astype(np.float32))
+
+
+EDGE_SURE_AT = 0.7
+"""A card's product of symbol sureness must reach this to be sure; it is reported on
+the readers' common scale (``MIN_CONFIDENCE`` 0.5 falls here). On 340 located cards
+(rendered seeds 60020-60044) 244 of 245 cards at 0.7 or more were counted exactly,
+17 of 27 between 0.5 and 0.7."""
+
+
+EDGE_NUDGED_SURE = 0.7
+"""A searched reading is kept only at this sureness: the best of several readings is
+surer than one reading by chance alone (nudges alone, on 590 located cards, seeds
+60000-60044: kept from 0.7, sure and wrong 4 -> 5; from 0.5, 4 -> 9)."""
+
+
+EDGE_SEARCH_SCALES = (0.92, 1.0, 1.08)
+
+
+EDGE_SEARCH_TURNS = (-4.0, 0.0, 4.0)
+
+
+EDGE_SEARCH_SHIFT = 0.05
+"""A card still unsure after the outline fit is searched for coarse to fine: its located
+and its best fitted outline each scaled by 8 % and turned by 4° either way, or moved by
+5 % of its side each way (16 outlines each), then the surest of all those moved by half
+as much each way (8 more). Located outlines of cards in a row are often a little small,
+askew or off along the row (the seams are faint). On 1548 located cards (seeds
+60000-60119, normal), against the nudges of 5 % and 3 % it replaces: unsure 52 -> 28,
+sure and wrong 7 -> 7. Without the shifts in the coarse step: 33 unsure; a finer grid
+of scales and turns: one unsure fewer, one sure and wrong more."""
+
+
+EDGE_SEARCH_CARDS = 6
+"""At most this many cards a photo are searched for, the unsure ones first and the surest
+first among those as among the rest (each costs 40
+readings of 16 symbols): a photo's time stays bounded however many cards it leaves
+unsure. On hard rendered scenes (seeds 60000-60029, 382 located cards) the edge reading
+took 125 ms a photo with the nudges before the search and 200 ms with it (101 -> 87
+unsure), as with no bound; three cards at most left 91 unsure, and at normal
+difficulty one photo of 30 (61012) with four unsure cards lost one."""
+
+
+EDGE_REFIT_BELOW = 0.8
+"""Cards read less sure than this are read again through their fitted outline; the
+surer cards keep their reading, and the photo its time (on 391 located cards, fitting
+every card or only those below 0.8 gave the same counts; below 0.7 made one sure and
+wrong. With the search after it, on 1548 located cards, 0.8 and 0.9 gave the same
+counts, 0.8 about 8 ms a photo sooner)."""
+
+
+EDGE_SEARCH_BELOW = 0.8
+"""Cards still read less sure than this after the fit are searched for (``_edge_search``),
+those under ``MIN_CONFIDENCE`` first: a card read fairly sure through an outline a few
+pixels off can have one symbol wrong, and the search finds a surer reading of it. On
+the located cards of rendered seeds 61200-61239 and 61300-61339 (normal), searching
+from 0.8 rather than from 0.5: sure and wrong 5 -> 1, sure and exact 1019 -> 1023,
+photos read exactly 56 -> 60 of 80; the edge reading took about 4 % more time a photo
+(hard: 11-17 %). From 0.9: 61 photos, 25-45 % more time."""
+
+
+def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: Path
+                   ) -> list[tuple[dict[str, int], float]]:
+    """Count each Rox card's 16 edge symbols by element: ({element: count} over all five
+    elements, how sure the counts are). Sureness is the product over the 16 symbols of
+    each one's top probability against the model's typical one on a right reading
+    (``Model.sure``, at most 1 each): a card read as plainly as the model reads its right
+    crops is sure; the product is put on the readers' common scale by ``EDGE_SURE_AT``.
+
+    A card read less sure than ``EDGE_REFIT_BELOW`` is read again through its outline
+    fitted to the card's edges in the photo (``align.fit_card_outline``, the
+    ``EDGE_FITS`` best fits), and the surest reading kept: an outline a few pixels off
+    cuts every symbol's patch askew. (On 390 located cards, rendered seeds
+    60000-60029, with small nudges after it: sure and exact 317 -> 371, sure and wrong
+    2 -> 1.) A card still less sure than ``EDGE_SEARCH_BELOW`` is searched for from
+    both outlines (``_edge_search``), and the surest reading kept if it reaches
+    ``EDGE_NUDGED_SURE``. (Reading each card at its four quarter turns and averaging was
+    tried: on 590 located cards it gained one exact card and cost 30 ms a photo.)"""
+    model = load_model("rox_edge", models_dir)
+    if len(quads) == 0:
+        return []
+    out = _edge_readings(model, balanced, list(quads))
+    refit = [k for k, (_, sure) in enumerate(out) if sure < EDGE_REFIT_BELOW]
+    smooth = cv2.GaussianBlur(balanced, (3, 3), 0) if refit else balanced
+    square = piece_aspect("rox_card")
+    fitted = {k: fit_card_outline(smooth, quads[k], aspect=square, count=EDGE_FITS)
+              for k in refit}
+    tried = [(k, fit) for k, fits in fitted.items() for fit in fits]
+    for (k, _), reading in zip(tried, _edge_readings(model, balanced, [f for _, f in tried]),
+                               strict=True):
+        out[k] = max(out[k], reading, key=lambda r: r[1])
+    unsure = sorted((k for k, (_, sure) in enumerate(out) if sure < EDGE_SEARCH_BELOW),
+                    key=lambda k: (out[k][1] >= MIN_CONFIDENCE, -out[k][1]))[:EDGE_SEARCH_CARDS]
+    for k, best in zip(unsure, _edge_search(model, balanced, [
+            [quads[k], *fitted.get(k, [])[:1]] for k in unsure]), strict=True):
+        if best[1] >= EDGE_NUDGED_SURE and best[1] > out[k][1]:
+            out[k] = best
+    return out
+
+
+ELEMENT_EDGES_SURE = 0.7
+"""A piece the locator judged a Rox scoring card by its shape is an element card when its
+16 edge symbols read at least this sure through one of its outlines fitted square (the
+best of a few readings, as ``EDGE_NUDGED_SURE``): a scoring card shows no edge symbols,
+an element card partly covered too few. Of the located scoring cards on rendered seeds
+61200-61239 and 61300-61339 (normal) and 61200-61239 (hard), no real one read above
+0.05; of the element cards judged scoring, the whole ones whose outline was not a
+fragment read 0.57-0.99 (4 of 5 at 0.7 or more), every covered one below 0.05."""
+
+
+ELEMENT_CHECK_REACH = 1.5
+"""Only a scoring card within this many element-card sides of an element card's centre
+is checked (``element_cards_by_edges``): scoring cards lie apart from the rows, and
+fitting an outline costs a few milliseconds a card."""
+
+
+def element_cards_by_edges(balanced: Image, detections: Detections, models_dir: Path
+                            ) -> Detections:
+    """``detections`` with each Rox scoring card against an element card
+    (``ELEMENT_CHECK_REACH``) whose edge symbols read sure through its outline fitted
+    square (``ELEMENT_EDGES_SURE``) turned into an element card with that outline: the
+    locator judges the two kinds by shape alone (44×68 mm beside 68×68), and a square
+    card's outline located a little narrow looks like a scoring card's."""
+    cards = [i for i, kind in enumerate(detections.kinds) if kind == "rox_card"]
+    centres = detections.quads.mean(axis=1)
+    sides = np.array([float(side_lengths(q).mean()) for q in detections.quads])
+    scoring = [i for i, kind in enumerate(detections.kinds) if kind == "rox_scoring"
+               and any(np.linalg.norm(centres[i] - centres[j]) <= ELEMENT_CHECK_REACH * sides[j]
+                       for j in cards)]
+    if not scoring:
+        return detections
+    model = load_model("rox_edge", models_dir)
+    smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
+    square = piece_aspect("rox_card")
+    tried = [(i, fit) for i in scoring for fit in fit_card_outline(
+        smooth, detections.quads[i], aspect=square, count=EDGE_FITS)]
+    best: dict[int, tuple[float, npt.NDArray[np.float32]]] = {}
+    for (i, fit), (_, sure) in zip(tried, _edge_readings(model, balanced,
+                                                          [f for _, f in tried]), strict=True):
+        if sure >= ELEMENT_EDGES_SURE and sure > best.get(i, (0.0, fit))[0]:
+            best[i] = (sure, fit)
+    if not best:
+        return detections
+    kinds = list(detections.kinds)
+    quads = detections.quads.copy()
+    for i, (_, fit) in best.items():
+        kinds[i], quads[i] = "rox_card", fit
+    return detections.with_fields(kinds=tuple(kinds), quads=quads)
+
+
+def _edge_search(model: Model, balanced: Image, outlines: list[list[npt.NDArray[np.float32]]]
+                 ) -> list[tuple[dict[str, int], float]]:
+    """The surest reading of each card found coarse to fine (``EDGE_SEARCH_*``) from its
+    ``outlines`` (the located one, and the best fitted one if any): each scaled, turned
+    or moved, then the surest of all those moved half as far each way."""
+    if not outlines:
+        return []
+    shapes = [(scale, turn) for scale in EDGE_SEARCH_SCALES for turn in EDGE_SEARCH_TURNS
+              if (scale, turn) != (1.0, 0.0)]
+    shift = EDGE_SEARCH_SHIFT
+    steps = [(dx, dy) for dx in (-shift, 0.0, shift) for dy in (-shift, 0.0, shift) if dx or dy]
+    coarse = [(n, nudged(outline, scale, 0.0, 0.0, turn=turn))
+              for n, card in enumerate(outlines) for outline in card for scale, turn in shapes]
+    coarse += [(n, nudged(outline, 1.0, dx, dy))
+               for n, card in enumerate(outlines) for outline in card for dx, dy in steps]
+    steps = [(dx / 2, dy / 2) for dx, dy in steps]
+    read = _edge_readings(model, balanced, [quad for _, quad in coarse])
+    surest = [max((j for j, (m, _) in enumerate(coarse) if m == n), key=lambda j: read[j][1])
+              for n in range(len(outlines))]
+    fine = _edge_readings(model, balanced, [nudged(coarse[j][1], 1.0, dx, dy)
+                                            for j in surest for dx, dy in steps])
+    return [max([read[j], *fine[n * len(steps):(n + 1) * len(steps)]], key=lambda r: r[1])
+            for n, j in enumerate(surest)]
+
+
+def _edge_readings(model: Model, balanced: Image, quads: list[npt.NDArray[np.float32]]
+                   ) -> list[tuple[dict[str, int], float]]:
+    """(counts, sureness on the common scale) of the cards at ``quads``, in one call."""
+    if not quads:
+        return []
+    side = ROX_EDGE_SIDE
+    patches = np.concatenate([rox_edge_patches(rectify(balanced, quad, size=(side, side)),
+                                               model.size[0]) for quad in quads])
+    every = softmax(model.logits(patches)).reshape(len(quads), 16, -1)
+    out = []
+    for probs in every:
+        picks = probs.argmax(axis=1)
+        counts = {label: int((picks == k).sum()) for k, label in enumerate(model.labels)}
+        product = float(np.prod(np.minimum(1.0, probs.max(axis=1) / model.sure)))
+        out.append((counts, product ** (np.log(0.5) / np.log(EDGE_SURE_AT))))
+    return out

@@ -1,0 +1,112 @@
+"""Pieces that are no pieces: a fingertip, a patch of table or a scrap of a tile the
+locator outlined, read unsure, whose face is unlike the photo's sure pieces' in colour
+or far smaller (``without_strays``, one rule a kind)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from companion.vision.detections import (
+    Detections,
+    rectify,
+)
+from companion.vision.reading import (
+    UNSURE,
+    Image,
+)
+
+STRAY_CHROMA = 12.0
+
+
+STRAY_DARKER = 20.0
+"""An unsure Nummix "tile" whose face (the lighter half of its crop, CIELAB) is at least
+``STRAY_CHROMA`` from the photo's sure tiles' in colour and ``STRAY_DARKER`` darker is
+no tile (a fingertip, a shadow on a hand). Located tiles of rendered seeds 60000-60099
+normal: 2915 tiles' faces at most 12.2 off in colour (99.9 % within 9.1; the one
+tile past 10 was 118 darker), none dropped; 8 of the 13 strays dropped (at 10 and 15
+darker: one tile and 9 strays). The same holds Cat in the Box cards' white faces to
+their sure neighbours': on dev scenes 61300-61339 (normal) it dropped the fingers read
+as unknown cards in 61303 and 61308, and no card in 160 scenes."""
+
+
+TILE_STRAY_CHROMA = 10.0
+"""``STRAY_CHROMA`` for Nummix tiles. Unsure located tiles at ``without_strays``, dev
+seeds 61200-61239 and 61300-61339 (normal and hard, 218 on tiles, 46 on none): every
+tile at least 10 off in colour and 20 darker was under a hand (visible 0.15-0.66, read
+unsure or wrong either way); 10 rather than 12 drops two more strays 20 darker (a
+finger in dev 61317 normal, 11.3 off and 28 darker, stood in the grid as '?')."""
+
+
+TINY_TILE = 0.2
+"""An unsure Nummix "tile" whose outline covers less than this share of the median area
+of the photo's sure tiles is no tile (a scrap of a face's edge or of the table). Unsure
+located tiles at ``without_strays``, dev seeds 61200-61239 and 61300-61339 (normal and
+hard, 264 outlines): of the 218 on a tile, the smallest covered 0.18 (an outline on a
+tenth of a hard scene's tile, read b4 for b12 at 0.09), the next 0.22; of the 46 on
+none, 2 covered less than 0.2 (0.19, and 0.11 in dev 61300 normal: a corner of a rack
+tile that stood in the grid as '?')."""
+
+
+NOX_DOUBTFUL = 0.9
+"""Nox cards read less sure than this are held to the sure cards' face colour
+(``without_strays``). Dev scenes, exact: 61200 normal 88 -> 89 of 100, 61300 normal
+87 -> 88, 61400 normal 81 -> 83; 61200 hard 32 of 60 unchanged."""
+
+
+@dataclass(frozen=True)
+class StrayRule:
+    """How ``without_strays`` judges one kind: pieces read less sure than
+    ``doubtful_below`` whose face is ``chroma`` off the surer ones' in colour (and
+    ``STRAY_DARKER`` darker), or covering under ``tiny`` of their median area, are no
+    pieces."""
+
+    chroma: float
+    doubtful_below: float = UNSURE
+    tiny: float = 0.0
+
+
+STRAY_RULES = {
+    "nummix_tile": StrayRule(TILE_STRAY_CHROMA, tiny=TINY_TILE),
+    "catbox_card": StrayRule(STRAY_CHROMA),
+    "nox_card": StrayRule(STRAY_CHROMA, doubtful_below=NOX_DOUBTFUL),
+}
+
+
+def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
+    """Without the pieces of ``kind`` (Nummix tiles, Cat in the Box and Nox cards) its
+    ``STRAY_RULES`` call strays: the locator takes the odd fingertip, patch of table or
+    scrap of a tile for a piece, and read unsure it would stand in the state as an
+    unknown piece."""
+    rule = STRAY_RULES[kind]
+    doubtful_below = rule.doubtful_below
+    tiles = [i for i in read if read.kinds[i] == kind]
+    sure = [i for i in tiles if float(read.confidences[i]) >= doubtful_below]
+    doubtful = [i for i in tiles if float(read.confidences[i]) < doubtful_below]
+    if len(sure) < 3 or not doubtful:
+        return read
+    faces = {i: _face_colour(balanced, read.quads[i]) for i in sure + doubtful}
+    usual = np.median([faces[i] for i in sure], axis=0)
+    strays = {i for i in doubtful
+              if float(np.hypot(*(faces[i][1:] - usual[1:]))) >= rule.chroma
+              and float(usual[0] - faces[i][0]) >= STRAY_DARKER}
+    if rule.tiny:
+        def area(i: int) -> float:
+            return abs(float(cv2.contourArea(read.quads[i].astype(np.float32))))
+
+        usual_area = float(np.median([area(i) for i in sure]))
+        strays |= {i for i in doubtful if area(i) < rule.tiny * usual_area}
+    return read.select([i for i in read if i not in strays]) if strays else read
+
+
+def _face_colour(balanced: Image, quad: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    """A tile's face colour (CIELAB, 8-bit scale): the median of the lighter half of its
+    crop (the printed number and logo are darker)."""
+    crop = rectify(balanced, quad, size=(16, 22))
+    lab = cv2.cvtColor(crop, cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(np.float64)
+    out: npt.NDArray[np.float64] = np.median(
+        lab[lab[:, 0] >= np.median(lab[:, 0])], axis=0)
+    return out

@@ -1,0 +1,422 @@
+"""Nummix tiles' own steps after the first reading: outlines round two or three
+touching tiles cut apart, unsure tiles read through a tile-sized outline or one stepped
+over from a sure neighbour, and tiles standing on a rack read standing on its ledge
+(``feet_on_ledges``, with ``companion.vision.standing``)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from companion.vision.align import fit_card_outline
+from companion.vision.detections import (
+    Detections,
+    cut_across,
+    quad_iou,
+    rectify,
+    rotate_quad,
+    side_lengths,
+)
+from companion.vision.reading import (
+    EDGE_FITS,
+    PROBABILITIES,
+    UNSURE,
+    Image,
+    Model,
+    available_model,
+    down_vector,
+    load_model,
+    portrait_first,
+    read_quads,
+    softmax,
+    surer_readings,
+    top_labels,
+    with_readings,
+)
+
+TILE_PAIR_AREA = (1.4, 3.5)
+"""A Nummix tile outline this many times the median area of the tiles near it
+(``TILE_PAIR_NEAR``) may be two or three touching tiles the locator took for one, read
+unsure or (now and then) surely wrong: three tiles k4 k5 k6 in one outline read k11 at
+0.94 (rendered seed 7405, easy). Located outlines of 1.4 tiles' area or more, dev seeds
+61200-61239 and 61300-61339 (normal and hard, 154): of the 78 round one tile (50 read
+sure), none had its parts all read sure cut in two to seven; of the unsure ones round
+two or three tiles, 32 were cut into parts read sure and right (unsure ones at 1.6-2.6
+in two only: 28), from 1.42 up, two tiles at 2.67 (61302 hard) and three at 1.97
+(61321 hard); none cut wrong. Outlines round five tiles (4.5-5) never read sure in
+parts. Tiles wrong, unknown, missed or stray in the grids of the 80 hard scenes: 294 ->
+285 (exact states unchanged, normal and hard)."""
+
+
+TILE_PARTS = (2, 3)
+"""The parts such an outline is cut in, fewest first (``split_joined_tiles``)."""
+
+
+TILE_PAIR_NEAR = 2.5
+"""Tiles whose centre lies within this many of the outline's long side count as near."""
+
+
+def split_joined_tiles(read: Detections, balanced: Image, model: Model) -> Detections:
+    """Nummix tile outlines of two or three tiles' area (``TILE_PAIR_AREA``) cut across
+    their long side into ``TILE_PARTS`` equal parts, kept so cut in the fewest parts that
+    all read sure: two or three touching tiles with faint seams come out of the locator
+    as one outline, read unsure or surely wrong."""
+    tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
+    if len(tiles) < 3:
+        return read
+    quads = read.quads[tiles].astype(np.float64)
+    centres = quads.mean(axis=1)
+    areas = np.abs(np.array([cv2.contourArea(q.astype(np.float32)) for q in quads]))
+    cuts: list[tuple[int, list[npt.NDArray[np.float32]]]] = []
+    for k, i in enumerate(tiles):
+        q = quads[k]
+        sides = side_lengths(q)
+        distance = np.linalg.norm(centres - centres[k], axis=1)
+        near = (distance > 0) & (distance <= TILE_PAIR_NEAR * sides.max())
+        if near.sum() < 2:
+            continue
+        ratio = areas[k] / max(float(np.median(areas[near])), 1.0)
+        if not TILE_PAIR_AREA[0] <= ratio <= TILE_PAIR_AREA[1]:
+            continue
+        cuts += [(i, [portrait_first(part, model.size) for part in cut_across(q, parts)])
+                 for parts in TILE_PARTS]
+    if not cuts:
+        return read
+    readings = iter(read_quads(model, balanced, [part for _, cut in cuts for part in cut]))
+    split: dict[int, Detections] = {}
+    for i, cut in cuts:
+        read_parts = [next(readings) for _ in cut]
+        if i in split or min(r.probs.max() for r in read_parts) < UNSURE:
+            continue  # (cut in fewer parts already)
+        tops = [top_labels(model.labels, r.probs) for r in read_parts]
+        split[i] = Detections(
+            np.asarray([rotate_quad(start, 2) if r.turned else start
+                        for start, r in zip(cut, read_parts, strict=True)], np.float32),
+            ("nummix_tile",) * len(cut), labels=tuple(label for label, _, _ in tops),
+            confidences=np.asarray([conf for _, conf, _ in tops], np.float32),
+            oriented=(True,) * len(cut),
+            data={"alternatives": tuple(alt for _, _, alt in tops),
+                  PROBABILITIES: tuple(r.probs for r in read_parts)})
+    if not split:
+        return read
+    kept = read.select([i for i in read if i not in split])
+    return Detections.concat([kept, *split.values()])
+
+
+TILE_SIZE_OFF = (0.6, 1.3)
+
+
+TILE_SIZE_NEAR = 5
+
+
+TILE_SIZE_MOST = 2
+"""An unsure Nummix tile outline covering less than 0.6 or more than 1.3 of a tile (the
+median short and long sides of the ``TILE_SIZE_NEAR`` sure tiles nearest it) and with
+no rack's ledge at its foot or along a side is read again through tile-sized outlines
+in it or round it (``tile_sized``): at most ``TILE_SIZE_MOST`` a photo, the surest
+first (27 outlines each, ~10 ms). On dev seeds 61200-61239 and 61300-61339 (hard) it
+took another outline 30 times: 28 unknown tiles then read sure and right, one sure and
+wrong, one outline on no tile read sure (with no bound and 36 outlines each: 51 times,
+45 right, 2 wrong, 4 on no tile, at 47 ms a hard photo on average, up to 300; without
+the ledge test, a stray on a rack's end, dropped onto the rack before, read k4 at 0.86
+into the grid). Hard: tiles wrong, unknown, missed or stray in the grids 285 -> 264;
+exact states unchanged (normal 38 + 37, hard 10 + 17); dev 61536 normal (an outline
+running onto the next tile, k7 read k2 at 0.19) read exactly. CPU in it, seeds
+61900-61919: normal 5 ms a photo on average (median 0), hard 14."""
+
+
+def tile_sized(read: Detections, balanced: Image, model: Model) -> Detections:
+    """Unsure Nummix tiles off a rack's ledge whose outline is far from the size of the
+    sure tiles near it (``TILE_SIZE_OFF``, ``TILE_SIZE_MOST``) read again through
+    outlines of that size at each of its corners, the middles of its sides and its
+    centre, along its own sides (either way up) and its nearest sure tile's; the surest
+    is kept if sure, surer and no other located tile's (``STEP_OVERLAP``): the locator
+    outlines a tile now and then with its neighbour's edge or the table, or round its
+    number alone. Tiles at a ledge are left to ``feet_on_ledges``."""
+    tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
+    sure = [i for i in tiles if float(read.confidences[i]) >= UNSURE]
+    doubtful = [i for i in tiles if float(read.confidences[i]) < UNSURE]
+    if len(sure) < 2 or not doubtful:
+        return read
+    sure_quads = read.quads[sure].astype(np.float64)
+    sides = np.array([side_lengths(q) for q in sure_quads])
+    across, along_sides = (sides[:, 0] + sides[:, 2]) / 2, (sides[:, 1] + sides[:, 3]) / 2
+    shorts, longs = np.minimum(across, along_sides), np.maximum(across, along_sides)
+    centres = sure_quads.mean(axis=1)
+    found: list[tuple[int, npt.NDArray[np.float64], float, float, int]] = []
+    for i in sorted(doubtful, key=lambda i: -float(read.confidences[i])):
+        q = read.quads[i].astype(np.float64)
+        near = np.argsort(np.linalg.norm(centres - q.mean(axis=0), axis=1))[:TILE_SIZE_NEAR]
+        short, long = float(np.median(shorts[near])), float(np.median(longs[near]))
+        ratio = abs(cv2.contourArea(q.astype(np.float32))) / max(short * long, 1.0)
+        if not TILE_SIZE_OFF[0] <= ratio <= TILE_SIZE_OFF[1]:
+            found.append((i, q, short, long, int(near[0])))
+    if found:  # a tile at a rack's ledge is left to feet_on_ledges (a rack's end: no tile)
+        from companion.vision.standing import front_bands, is_ledge, ledge_sides, piece_map
+
+        pieces = piece_map(balanced, read)
+        bands = front_bands(balanced, read, pieces=pieces)
+        standing = ledge_sides(balanced, read, bands, unsure_below=UNSURE, pieces=pieces)
+        found = [f for f in found if f[0] not in standing and not is_ledge([bands[f[0]]])]
+    tries: list[tuple[int, npt.NDArray[np.float32]]] = []
+    for i, q, short, long, nearest in found[:TILE_SIZE_MOST]:
+        for frame_quad, turns in ((q, 2), (sure_quads[nearest], 1)):
+            along = (frame_quad[1] - frame_quad[0] + frame_quad[2] - frame_quad[3]) / 2
+            along /= max(float(np.linalg.norm(along)), 1e-9)
+            down = np.array([-along[1], along[0]])
+            w, h = (float(np.ptp(q @ axis)) for axis in (along, down))
+            for wide, tall in ((short, long), (long, short))[:turns]:
+                a, b = along * wide, down * tall
+                for u, v in itertools.product((-0.5, 0.0, 0.5), repeat=2):
+                    p = (q.mean(axis=0) + u * (w - wide) * along + v * (h - tall) * down
+                         - (a + b) / 2)
+                    tries.append((i, portrait_first(np.array([p, p + a, p + a + b, p + b],
+                                                             np.float32), model.size)))
+    tries = [(i, outline) for i, outline in tries if not any(
+        quad_iou(outline, read.quads[k]) >= STEP_OVERLAP for k in tiles if k != i)]
+    return with_readings(read, model, surer_readings(read, balanced, model, tries))
+
+
+STEP_PITCH = 1.02
+"""Touching tiles' centres lie a tile's side and a thin gap apart (PITCH in
+companion/readers/nummix.py: 0.7 mm on 27 and 37 mm)."""
+
+
+STEP_OVERLAP = 0.3
+"""A stepped outline overlapping another located tile this much (IoU) is that tile's."""
+
+
+def stepped_from_neighbours(read: Detections, balanced: Image, model: Model) -> Detections:
+    """Unsure Nummix tiles read again through a sure neighbour's outline stepped one tile
+    over (``STEP_PITCH``) whose centre lies in the unsure one's outline and that is no
+    other located tile's (``STEP_OVERLAP``), kept (with that outline) if sure and surer:
+    in a group of touching tiles the seams are faint, and the locator's outline can
+    straddle one, half on the next tile."""
+    tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
+    sure = [i for i in tiles if float(read.confidences[i]) >= UNSURE]
+    doubtful = [i for i in tiles if float(read.confidences[i]) < UNSURE]
+    if not sure or not doubtful:
+        return read
+    tries: list[tuple[int, npt.NDArray[np.float32]]] = []
+    for i in doubtful:
+        outline = read.quads[i].astype(np.float32)
+        reach = 1.5 * float(side_lengths(outline).max())
+        for j in sure:
+            q = read.quads[j]
+            if float(np.linalg.norm(q.mean(axis=0) - outline.mean(axis=0))) > reach:
+                continue
+            right, down = down_vector(rotate_quad(q, 3), False), down_vector(q, False)
+            for step in (right, -right, down, -down):
+                moved = (q + STEP_PITCH * step).astype(np.float32)
+                centre = tuple(float(v) for v in moved.mean(axis=0))
+                if cv2.pointPolygonTest(outline, centre, False) < 0:
+                    continue
+                if any(quad_iou(moved, read.quads[k]) >= STEP_OVERLAP
+                       for k in tiles if k != i):
+                    continue
+                tries.append((i, moved))
+    return with_readings(read, model, surer_readings(read, balanced, model, tries))
+
+
+STANDING_SHEARS = (-1.0, -0.75, -0.5, -0.25, 0.25, 0.5, 0.75, 1.0)
+"""A tile standing on a rack, seen at a slant, is a parallelogram, its sides leaning
+along the rack; its located outline is a rectangle about it. An unsure standing tile
+is read again through parallelograms in the outline: its sides leaning by these shares
+of its height along its foot, the outline's length kept or shortened by the lean
+(``_sheared``). Kept if sure (``UNSURE``), the right way up and surer than before."""
+
+
+def _sheared(quad: npt.NDArray[np.float32], shear: float, *, narrowed: bool
+             ) -> npt.NDArray[np.float32]:
+    """The parallelogram about ``quad``'s centre with its top and foot along the quad's
+    and as far apart, its sides leaning by ``shear`` of that height along the foot; as
+    long as the quad, or (``narrowed``) shorter by the lean, so it spans the quad."""
+    q = np.asarray(quad, np.float64).reshape(4, 2)
+    right = ((q[1] - q[0]) + (q[2] - q[3])) / 2
+    down = ((q[3] - q[0]) + (q[2] - q[1])) / 2
+    length = max(float(np.linalg.norm(right)), 1e-9)
+    along = right / length
+    across = down - float(down @ along) * along
+    height = float(np.linalg.norm(across))
+    width = max(length - abs(shear) * height, 0.3 * length) if narrowed else length
+    side = across + shear * height * along
+    centre = q.mean(axis=0)
+    half = width / 2 * along
+    out: npt.NDArray[np.float32] = np.array(
+        [centre - half - side / 2, centre + half - side / 2, centre + half + side / 2,
+         centre - half + side / 2], np.float32)
+    return out
+
+
+def feet_on_ledges(read: Detections, balanced: Image, models_dir: Path | None
+                    ) -> Detections:
+    """Nummix tiles get the band at each one's foot (``data["front"]``: a rack's ledge or
+    the table, ``companion.vision.standing``) and beyond its head (``data["head"]``). A
+    tile with a ledge along a side instead stands on it, read a quarter turn off: it is
+    read again standing on the ledge, and kept so if that reading is surer than the
+    first and the right way up (the ledge is the evidence; an unsure reading is still
+    reported unsure); read no surer, it keeps its reading but its outline is still
+    turned to stand on the ledge, so that the Nummix reader puts it on the rack (dev
+    scene 61325: an unknown rack tile seen from above, outlined across the rack, stood
+    in the grid as '?'). An unsure tile standing on a ledge (at its foot or along a
+    side) is also read through parallelograms in its outline (``STANDING_SHEARS``)."""
+    from companion.vision.standing import front_bands, is_ledge, ledge_sides, piece_map
+
+    pieces = piece_map(balanced, read)  # the same for the tiles turned below
+    bands = front_bands(balanced, read, pieces=pieces)
+    if models_dir is None or not available_model("nummix_tile", models_dir):
+        return read.with_fields(data={**read.data, "front": bands, "head": front_bands(
+            balanced, read, head=True, pieces=pieces)})
+    sides = ledge_sides(balanced, read, bands, unsure_below=UNSURE, pieces=pieces)
+    feet = {**{i: (0,) for i in read if read.kinds[i] == "nummix_tile"
+               and float(read.confidences[i]) < UNSURE and is_ledge([bands[i]])}, **sides}
+    feet = {**_feet_as_neighbours(read, bands, feet), **feet}
+    model = load_model("nummix_tile", models_dir)
+    if feet:  # the quarter turns that put a ledge at each standing tile's foot
+        confidences = read.confidences.copy()
+        changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
+        tries = [(i, turns[0], rotate_quad(read.quads[i], turns[0]), True)
+                 for i, turns in feet.items() if turns != (0,)]
+        tries += [(i, turns[0], _sheared(rotate_quad(read.quads[i], turns[0]), shear,
+                                         narrowed=narrowed), False)
+                  for i, turns in feet.items() for shear in STANDING_SHEARS
+                  for narrowed in (False, True)]
+        for _ in range(2):  # then, for those still unsure, outlines fitted to the face
+            for (i, turn, _, plain), again in zip(tries, read_quads(
+                    model, balanced, [quad for _, _, quad, _ in tries]), strict=True):
+                upright = (turn + 2 * again.turned) % 4  # the reading's foot on a ledge
+                sure = float(again.probs.max())
+                if (upright not in feet[i] or sure <= float(confidences[i])
+                        or (not plain and sure < UNSURE)):
+                    continue
+                changes[i] = (rotate_quad(read.quads[i], upright), again.probs)
+                confidences[i] = sure
+            still = [i for i in feet if float(confidences[i]) < UNSURE]
+            if not still:
+                break
+            smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
+            starts = {i: rotate_quad(read.quads[i], feet[i][0]) for i in still}
+            tries = [(i, feet[i][0], fit, False) for i in still for fit in fit_card_outline(
+                smooth, starts[i], aspect=_own_aspect(starts[i]), count=EDGE_FITS)]
+        probabilities = read.data.get(PROBABILITIES, (None,) * len(read))
+        for i, turns in feet.items():  # no surer reading: still, the ledge is its foot
+            if i not in changes and turns != (0,) and probabilities[i] is not None:
+                changes[i] = (rotate_quad(read.quads[i], turns[0]), probabilities[i])
+        if changes:
+            read = with_readings(read, model, changes)
+            bands = front_bands(balanced, read, pieces=pieces)
+    read, bands = _against_the_row(read, balanced, model, bands, pieces)
+    return read.with_fields(data={**read.data, "front": bands,
+                                  "head": front_bands(balanced, read, head=True, pieces=pieces)})
+
+
+def _own_aspect(quad: npt.NDArray[np.float32]) -> float:
+    """A quad's long over short side (the means of opposite sides)."""
+    sides = side_lengths(quad)
+    a, b = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
+    return float(max(a, b) / max(min(a, b), 1e-6))
+
+
+ROW_REACH = 1.6
+"""Sure tiles standing on a ledge whose centres lie within this many of a tile's long
+side stand in its row (a rack holds its tiles side by side)."""
+
+
+ROW_ALIGNED = 0.7
+"""The quarter turn of a tile whose foot points the row's way (cosine at least this)
+puts its foot on the row's ledge."""
+
+
+def _row_turns(read: Detections, bands: Sequence[Any], rows: Sequence[int], *,
+               neighbours: int = 1) -> dict[int, int]:
+    """Tiles ``rows`` beside at least ``neighbours`` sure tiles standing on a ledge
+    (``ROW_REACH``): index -> the quarter turn that puts the tile's foot where theirs
+    is (``ROW_ALIGNED``; 0 when it is there already)."""
+    from companion.vision.standing import is_ledge
+
+    standing = [i for i in read if read.kinds[i] == "nummix_tile"
+                and float(read.confidences[i]) >= UNSURE and is_ledge([bands[i]])]
+    if len(standing) < neighbours:
+        return {}
+    centres = read.quads[standing].mean(axis=1)
+    downs = np.array([down_vector(read.quads[i], False) for i in standing], np.float64)
+    downs /= np.maximum(np.linalg.norm(downs, axis=1, keepdims=True), 1e-9)
+    out = {}
+    for i in rows:
+        q = read.quads[i]
+        reach = ROW_REACH * float(side_lengths(q).max())
+        near = ((np.linalg.norm(centres - q.mean(axis=0), axis=1) <= reach)
+                & (np.array(standing) != i))
+        if near.sum() < neighbours:
+            continue
+        way = downs[near].mean(axis=0)
+        way /= max(float(np.linalg.norm(way)), 1e-9)
+        cosines = []
+        for turn in range(4):
+            down = down_vector(rotate_quad(q, turn), False).astype(np.float64)
+            cosines.append(float(down @ way) / max(float(np.linalg.norm(down)), 1e-9))
+        best = int(np.argmax(cosines))
+        if cosines[best] >= ROW_ALIGNED:
+            out[i] = best
+    return out
+
+
+def _against_the_row(read: Detections, balanced: Image, model: Model,
+                     bands: Sequence[Any], pieces: npt.NDArray[np.int32]
+                     ) -> tuple[Detections, Sequence[Any]]:
+    """Sure Nummix tiles with no ledge at their foot, in a row of at least two sure
+    tiles standing on one, turned the other way (a quarter or half turn) with a ledge
+    at the foot so turned: read again standing so (``_read_standing``), and kept so if
+    that reading is sure. The model reads a slanted tile's outline from the wrong side
+    surely now and then (a 6 as a 9); the ledge settles which way is up."""
+    from companion.vision.standing import front_bands, is_ledge
+
+    rows = [i for i in read if read.kinds[i] == "nummix_tile"
+            and float(read.confidences[i]) >= UNSURE and not is_ledge([bands[i]])]
+    turns = {i: t for i, t in _row_turns(read, bands, rows, neighbours=2).items() if t}
+    if not turns:
+        return read, bands
+    turned = read.with_fields(quads=np.array([
+        rotate_quad(q, turns.get(i, 0)) for i, q in enumerate(read.quads)], np.float32))
+    ledge = front_bands(balanced, turned, pieces=pieces)
+    again = [i for i in turns if is_ledge([ledge[i]])]
+    readings = _read_standing(model, balanced, [turned.quads[i] for i in again])
+    kept = [(i, probs) for i, probs in zip(again, readings, strict=True)
+            if float(probs.max()) >= UNSURE]
+    if not kept:
+        return read, bands
+    read = with_readings(read, model, {i: (turned.quads[i], probs) for i, probs in kept})
+    return read, front_bands(balanced, read, pieces=pieces)
+
+
+def _read_standing(model: Model, balanced: Image, quads: Sequence[npt.NDArray[np.float32]]
+                   ) -> list[npt.NDArray[np.float64]]:
+    """Label probabilities of pieces known to stand upright in ``quads`` (as
+    ``read_crops`` scores them, given the piece is not upside down)."""
+    if not quads:
+        return []
+    crops = np.stack([rectify(balanced, q, size=model.size) for q in quads])
+    opposite = np.stack([rectify(balanced, rotate_quad(q, 2), size=model.size) for q in quads])
+    both = softmax(model.logits(np.concatenate([crops, opposite])))
+    k = len(model.labels)
+    p0 = both[:len(quads)].reshape(-1, k, 2)
+    p1 = both[len(quads):].reshape(-1, k, 2)
+    upright = np.sqrt(p0[:, :, 0] * p1[:, :, 1])
+    return list(upright / np.maximum(upright.sum(axis=1, keepdims=True), 1e-12))
+
+
+def _feet_as_neighbours(read: Detections, bands: Sequence[Any],
+                        feet: dict[int, tuple[int, ...]]) -> dict[int, tuple[int, ...]]:
+    """Unsure Nummix tiles not in ``feet`` (no ledge found at a side of their own: the
+    band hidden or outside the photo, or the outline wider than the tile) but beside a
+    sure tile standing on one: index -> the quarter turn that stands them its way
+    (``_row_turns``)."""
+    rows = [i for i in read if read.kinds[i] == "nummix_tile"
+            and float(read.confidences[i]) < UNSURE and i not in feet]
+    return {i: (turn,) for i, turn in _row_turns(read, bands, rows).items()}
