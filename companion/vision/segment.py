@@ -28,7 +28,7 @@ import numpy.typing as npt
 from companion.calibration.markers import Marker
 from companion.games.base import InputError
 from companion.vision.align import meeting_corners, outward_normal
-from companion.vision.detections import Detections
+from companion.vision.detections import Detections, cut_along_first_edge
 from companion.vision.locate import GAMES, MIN_SIDE, short_edge_first, tokens_on_board
 
 MODEL_PATH = Path(__file__).resolve().parents[2] / "models" / "locator.onnx"
@@ -663,11 +663,7 @@ def _rox_runs_split(quads: list[npt.NDArray[np.float32]], kinds: list[str],
             continue
         k = abs(cut[i])
         p = q if cut[i] > 0 else np.roll(q, -1, axis=0)  # p0->p1 runs along the blob
-        for n in range(k):
-            f0, f1 = n / k, (n + 1) / k
-            piece = np.array([p[0] + f0 * (p[1] - p[0]), p[0] + f1 * (p[1] - p[0]),
-                              p[3] + f1 * (p[2] - p[3]), p[3] + f0 * (p[2] - p[3])],
-                             np.float32)
+        for piece in cut_along_first_edge(p, k):
             out_q.append(short_edge_first(piece))
             out_k.append(kind)
             out_c.append(conf)
