@@ -29,6 +29,7 @@ colour map: the first player red, the second blue, …"""
 BLOCKED = "observed"
 PLAYERS_BY_NUMBERS = {5: 2, 6: 3, 8: 4, 9: 5}
 """Numbers in play (columns not blocked) → players (docs/games/catbox.md, set-up)."""
+NUMBERS_BY_PLAYERS = {players: numbers for numbers, players in PLAYERS_BY_NUMBERS.items()}
 MIN_TOKENS_TO_FIT = 5
 """With this many tokens on the board their positions correct the board's outline."""
 CELL_FIT = (0.1, 0.4)
@@ -56,6 +57,8 @@ def read(detections: Detections, *, players: Sequence[str] | None = None,
         cells = _tokens(detections, board, result)
     colour_of = _players(cells, players, extra, result)
     names = list(colour_of.values())
+    if board is not None and (players or isinstance(extra.get("tokens"), Mapping)):
+        _blocked_by_set_up(cells, len(names), result)
     blocked_cols = {n for (_, n), c in cells.items() if c == BLOCKED}
     board_out = {row: ["." for _ in range(COLUMNS)] for row in ROWS}
     for (row, number), colour in cells.items():
@@ -148,6 +151,25 @@ def _fit_to_cells(xs: Sequence[float], count: int) -> list[float]:
     if float(np.sqrt(np.mean(off * off))) > FIT_RMS:
         return list(x)  # the tokens do not sit in cells under any small change: keep
     return list(moved)
+
+
+def _blocked_by_set_up(cells: dict[tuple[str, int], str], players: int,
+                       result: ReadState) -> None:
+    """With the players known, the columns no card of the game reaches are blocked at
+    set-up (RULES.md §5: 4 players use 1–8, the 9 column blocked; 2 use 1–5): their cells
+    not seen as blocked (an "observed" token under a hand or missed) are blocked, and
+    the note says so. A player's token seen there stays, for the check to judge."""
+    in_play = NUMBERS_BY_PLAYERS.get(players)
+    if in_play is None:
+        return
+    unseen = [(row, number) for number in range(in_play + 1, COLUMNS + 1) for row in ROWS
+              if (row, number) not in cells]
+    for cell in unseen:
+        cells[cell] = BLOCKED
+    if unseen:
+        result.notes.append(
+            f"{len(unseen)} cell(s) of the columns over {in_play} (not in play with "
+            f"{players} players) not seen blocked: blocked, as the game is set up")
 
 
 def _players(cells: dict[tuple[str, int], str], players: Sequence[str] | None,

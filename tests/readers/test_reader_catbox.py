@@ -87,3 +87,34 @@ def test_trick_is_placed_by_the_board_read() -> None:
     read = read_state("catbox", both, image_shape=scene.image.shape)
     assert read.extra["trick"] == alone.extra["trick"]
     assert any("2 boards found" in n for n in read.notes)
+
+
+def test_columns_not_in_play_are_blocked_though_their_tokens_are_hidden() -> None:
+    """With four players the 9 column is blocked at set-up: its "observed" tokens under
+    a hand (dropped from the detections here) still read blocked, with a note; without
+    the rule the cells would read empty and the board would be wrong."""
+    import cv2
+    import numpy as np
+
+    from companion.vision.locate import board_cell
+
+    scene = next(s for s in scenes("easy") if len(s.state["players"]) == 4)
+    found = detections_from_scene(scene)
+    to_board = cv2.getPerspectiveTransform(
+        found.quads[found.kinds.index("catbox_board")].astype(np.float32),
+        np.float32([[0, 0], [1, 0], [1, 1], [0, 1]]))
+
+    def column(i: int) -> int:
+        u, v = cv2.perspectiveTransform(found.quads[i].mean(axis=0).reshape(1, 1, 2)
+                                        .astype(np.float32), to_board).ravel()
+        return int(board_cell(float(u), float(v))[0]) + 1
+
+    ninth = [i for i in found if found.kinds[i] == "token" and column(i) == 9]
+    assert ninth, "the renderer blocks the 9 column with tokens"
+    without = found.select([i for i in found if i not in ninth])
+    players = scene.state["players"]
+    read = read_state("catbox", without, image_shape=scene.image.shape, players=players)
+    assert read.state["board"] == catbox_truth_board(scene)
+    assert any("not in play" in note for note in read.notes)
+    unnamed = read_state("catbox", without, image_shape=scene.image.shape)
+    assert any(cells[8] == "." for cells in unnamed.state["board"].values())
