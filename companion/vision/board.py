@@ -27,24 +27,30 @@ last (green) row of cells, as companion.readers.catbox lays the grid out."""
 
 def boards_upright(balanced: Image, detections: Detections) -> Detections:
     """Each research board turned upright and fitted to its cells (``orient_board``, from
-    the locator's other outlines too), and the tokens the circle search missed found in
-    its cells' middles (``locate.tokens_in_cells``), added unread."""
+    the locator's other outlines too), the tokens on it outlined at a token's size on
+    the fitted board (the circle search's radius can be a cell's rounded outline's: dev
+    61700, an outline 1.6 times the token's), and the tokens the circle search missed
+    found in its cells' middles (``locate.tokens_in_cells``), added unread."""
     boards = [i for i in detections if detections.kinds[i] == "catbox_board"]
     if not boards:
         return detections
-    from companion.vision.locate import tokens_in_cells
+    from companion.vision.locate import token_squares, tokens_in_cells
 
     quads = detections.quads.copy()
     oriented = list(detections.oriented)
     confidences = detections.confidences.astype(np.float32).copy()
     others = detections.data.get("other_outlines") or ((),) * len(detections)
-    tokens = [detections.quads[i] for i in detections if detections.kinds[i] == "token"]
+    tokens = [i for i in detections if detections.kinds[i] == "token"]
     more: list[npt.NDArray[np.float32]] = []
     for i in boards:
         quads[i], sure = orient_board(balanced, quads[i], starts=others[i])
         oriented[i] = True
         confidences[i] = max(float(confidences[i]), sure)
-        more += tokens_in_cells(balanced, quads[i], tokens + more)
+        on_board = [j for j in tokens if cv2.pointPolygonTest(
+            quads[i], tuple(float(v) for v in quads[j].mean(axis=0)), False) >= 0]
+        if on_board:  # a token's size from the fitted board (``locate.token_squares``)
+            quads[on_board] = token_squares(quads[i], quads[on_board].mean(axis=1))
+        more += tokens_in_cells(balanced, quads[i], [quads[j] for j in tokens] + more)
     upright = detections.with_fields(quads=quads, oriented=tuple(oriented),
                                      confidences=confidences)
     if not more:

@@ -487,12 +487,7 @@ def tokens_on_board(image: Image, board: npt.NDArray[np.float32]) -> list[npt.ND
             if _token_contrast(lab, x, y, r) >= TOKEN_CONTRAST:
                 found.append((float(x), float(y), float(r)))
     back = np.linalg.inv(to_view)
-    quads = []
-    for x, y, r in found:
-        square = np.array([[[x - r, y - r], [x + r, y - r], [x + r, y + r], [x - r, y + r]]],
-                          np.float32)
-        quads.append(short_edge_first(cv2.perspectiveTransform(square, back).reshape(4, 2)))
-    return quads
+    return [_token_square(x, y, r, back) for x, y, r in found]
 
 
 def _board_layout() -> npt.NDArray[np.float32]:
@@ -640,10 +635,30 @@ def tokens_in_cells(image: Image, board: npt.NDArray[np.float32],
                 continue
             if _token_contrast(lab, x, y, radius) < CELL_TOKEN_CONTRAST:
                 continue
-            square = np.float32([[[x - radius, y - radius], [x + radius, y - radius],
-                                  [x + radius, y + radius], [x - radius, y + radius]]])
-            found.append(short_edge_first(cv2.perspectiveTransform(square, back).reshape(4, 2)))
+            found.append(_token_square(x, y, radius, back))
     return found
+
+
+def token_squares(board: npt.NDArray[np.float32], points: npt.NDArray[np.float32]
+                  ) -> list[npt.NDArray[np.float32]]:
+    """Quads of a token's size (``TOKEN_RADIUS`` in the board's view: 16 mm on a 300 mm
+    board) about ``points`` (image pixels) on the upright, fitted ``board``: a token's
+    outline from the board's known scale, not from the circle search's radius."""
+    width, height = BOARD_VIEW
+    target = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
+    to_view = cv2.getPerspectiveTransform(np.asarray(board, np.float32).reshape(4, 2), target)
+    seen = cv2.perspectiveTransform(np.asarray(points, np.float32).reshape(-1, 1, 2),
+                                    to_view).reshape(-1, 2)
+    back = np.linalg.inv(to_view)
+    return [_token_square(float(x), float(y), TOKEN_RADIUS, back) for x, y in seen]
+
+
+def _token_square(x: float, y: float, r: float, back: npt.NDArray[np.float64]
+                  ) -> npt.NDArray[np.float32]:
+    """The square of half side ``r`` about (x, y) in a board's view, in image pixels
+    (``back``: the view-to-image homography), short edge first."""
+    square = np.float32([[[x - r, y - r], [x + r, y - r], [x + r, y + r], [x - r, y + r]]])
+    return short_edge_first(cv2.perspectiveTransform(square, back).reshape(4, 2))
 
 
 def token_contrasts(image: Image, board: npt.NDArray[np.float32],

@@ -134,6 +134,26 @@ def test_tokens_the_circles_missed_are_found_in_their_cells() -> None:
             assert np.linalg.norm(again[0].mean(axis=0) - tokens[k].mean(axis=0)) < 6
 
 
+def test_tokens_on_the_fitted_board_are_outlined_at_a_tokens_size() -> None:
+    """A token outlined 1.6 times too large (the circle search can take a cell's rounded
+    outline for its rim) comes back at a token's size from the fitted board, on the
+    token (IoU with the truth >= 0.5, as the benchmark counts a piece found); without
+    the resizing it would count as missed."""
+    from companion.readers.truth import detections_from_scene
+    from companion.vision.board import boards_upright
+    from companion.vision.detections import quad_iou
+
+    scene = render_scene("catbox", seed=61000, difficulty="normal")
+    truth = detections_from_scene(scene)
+    tokens = [i for i in truth if truth.kinds[i] == "token"]
+    quads = truth.quads.copy()
+    centres = quads[tokens].mean(axis=1, keepdims=True)
+    quads[tokens] = centres + 1.6 * (quads[tokens] - centres)
+    assert all(quad_iou(quads[i], truth.quads[i]) < 0.5 for i in tokens)
+    upright = boards_upright(scene.image, truth.with_fields(quads=quads))
+    assert all(quad_iou(upright.quads[i], truth.quads[i]) >= 0.5 for i in tokens)
+
+
 def test_a_doubtful_token_on_an_empty_cell_is_dropped_a_real_one_kept() -> None:
     """A token read unsurely (under TOKEN_DOUBT) is kept only if it differs from the
     ring around it as a token does: one made up on an empty cell's middle is dropped,
