@@ -18,6 +18,7 @@ readers that cut small patches near a card's border (the Rox edge symbols).
 from __future__ import annotations
 
 import itertools
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -43,9 +44,11 @@ MIN_GAIN = 0.02
 ITERATIONS = 30
 
 
+@lru_cache(maxsize=8)
 def layout_template(kind: str, long_side: int) -> npt.NDArray[np.float32]:
     """The colourful parts of a piece's face (1 where the print is coloured, a lower
-    level for pale boxes, 0 for the white paper), upright, ``long_side`` pixels wide."""
+    level for pale boxes, 0 for the white paper), upright, ``long_side`` pixels wide.
+    Cached (the same few templates serve every fit; drawing one took 1 ms), so read-only."""
     w_mm, h_mm = PIECE_MM[kind]
     W, H = long_side, round(long_side * h_mm / w_mm)
     out = np.zeros((H, W), np.float32)
@@ -63,7 +66,9 @@ def layout_template(kind: str, long_side: int) -> npt.NDArray[np.float32]:
                 fill(rect, 0.35)
     else:
         raise ValueError(f"no printed layout for {kind!r}")
-    return cv2.GaussianBlur(out, (0, 0), 1.0)
+    template: npt.NDArray[np.float32] = cv2.GaussianBlur(out, (0, 0), 1.0)
+    template.flags.writeable = False
+    return template
 
 
 def colourfulness(image: Image) -> npt.NDArray[np.float32]:
