@@ -538,9 +538,12 @@ def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *
         return Detections.empty()
     # every pixel's nearest blob, tokens aside (they lie on the board, which owns them)
     ids = np.zeros(fg.shape, np.int32)
-    for k, (kind, comp, _, n) in enumerate(blobs, start=1):
-        if kind != "token":
-            ids[comp == n] = k
+    for k, (kind, comp, stat, n) in enumerate(blobs, start=1):
+        if kind != "token":  # within the blob's box (its stats), not the whole map
+            x0, y0 = stat[cv2.CC_STAT_LEFT], stat[cv2.CC_STAT_TOP]
+            box = (slice(y0, y0 + stat[cv2.CC_STAT_HEIGHT]),
+                   slice(x0, x0 + stat[cv2.CC_STAT_WIDTH]))
+            ids[box][comp[box] == n] = k
     _, nearest = cv2.distanceTransformWithLabels(  # labels the blob pixels in raster order
         (ids == 0).astype(np.uint8), cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL)
     owner = np.concatenate([[0], ids[ids > 0]])[nearest]
