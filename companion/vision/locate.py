@@ -692,7 +692,7 @@ def _token_contrast(lab: Image, x: float, y: float, r: float) -> float:
     reach = int(np.ceil(1.45 * r)) + 1
     x0, y0 = max(0, int(x) - reach), max(0, int(y) - reach)
     window = lab[y0:int(y) + reach + 1, x0:int(x) + reach + 1].astype(np.float32)
-    rows, cols = np.mgrid[0:window.shape[0], 0:window.shape[1]]
+    rows, cols = np.ogrid[0:window.shape[0], 0:window.shape[1]]  # (broadcast: no full grids)
     distance = np.hypot(cols + x0 - x, rows + y0 - y)
     middle, ring = distance < 0.6 * r, (distance > 1.15 * r) & (distance < 1.45 * r)
     if not middle.any() or not ring.any():

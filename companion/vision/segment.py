@@ -137,7 +137,9 @@ def net_size(height: int, width: int) -> tuple[int, int]:
 @lru_cache(maxsize=2)
 def load_locator(path: Path = MODEL_PATH) -> Any:
     """The ONNX session (cached; single-threaded per call would be slower, so two
-    intra-op threads)."""
+    intra-op threads). Its worker threads sleep between runs instead of spinning:
+    onnxruntime's default spin-wait kept the second thread busy for as long again as
+    the net ran (CPU per run 25 -> 13 ms on the 2-core machine, wall time the same)."""
     import onnxruntime as ort
 
     if not path.exists():
@@ -146,6 +148,7 @@ def load_locator(path: Path = MODEL_PATH) -> Any:
     options = ort.SessionOptions()
     options.intra_op_num_threads = 2
     options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
@@ -535,9 +538,12 @@ def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *
         return Detections.empty()
     # every pixel's nearest blob, tokens aside (they lie on the board, which owns them)
     ids = np.zeros(fg.shape, np.int32)
-    for k, (kind, comp, _, n) in enumerate(blobs, start=1):
-        if kind != "token":
-            ids[comp == n] = k
+    for k, (kind, comp, stat, n) in enumerate(blobs, start=1):
+        if kind != "token":  # within the blob's box (its stats), not the whole map
+            x0, y0 = stat[cv2.CC_STAT_LEFT], stat[cv2.CC_STAT_TOP]
+            box = (slice(y0, y0 + stat[cv2.CC_STAT_HEIGHT]),
+                   slice(x0, x0 + stat[cv2.CC_STAT_WIDTH]))
+            ids[box][comp[box] == n] = k
     _, nearest = cv2.distanceTransformWithLabels(  # labels the blob pixels in raster order
         (ids == 0).astype(np.uint8), cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL)
     owner = np.concatenate([[0], ids[ids > 0]])[nearest]
