@@ -243,17 +243,15 @@ def test_a_rox_card_outlined_askew_is_searched_for(monkeypatch) -> None:
     assert fitted[1] <= 0.03 * len(cards)
 
 
-def test_a_rox_card_read_fairly_sure_is_searched_for_too(monkeypatch) -> None:
-    """A card read fairly sure (0.5-0.8) through a located outline a few pixels off can
-    have one symbol wrong: it is searched for too, and its surer reading is right. On
-    these photos each such card read sure and wrong when only unsure cards were."""
+def _located_rox_cards(seeds: tuple[int, ...]) -> list[tuple[np.ndarray, list]]:
+    """Per rendered normal Rox photo: the white-balanced image and each element card the
+    learned locator found, (its located quad, the uncovered truth card it overlaps most)."""
     from companion.synth import render_scene
-    from companion.vision import rox_edges as module
     from companion.vision.colour import apply_gains, white_gains
     from companion.vision.segment import locate_learned
 
     photos = []
-    for seed in (61216, 61305, 61321):
+    for seed in seeds:
         scene = render_scene("rox", seed=seed, difficulty="normal")
         found = locate_learned(scene.image, game="rox")
         truth = [p for p in scene.pieces if p.kind == "rox_card" and not p.covered]
@@ -261,6 +259,16 @@ def test_a_rox_card_read_fairly_sure_is_searched_for_too(monkeypatch) -> None:
                  for q, kind in zip(found.quads, found.kinds, strict=True)
                  if kind == "rox_card"]
         photos.append((apply_gains(scene.image, white_gains(scene.image)), pairs))
+    return photos
+
+
+def test_a_rox_card_read_fairly_sure_is_searched_for_too(monkeypatch) -> None:
+    """A card read fairly sure (0.5-0.8) through a located outline a few pixels off can
+    have one symbol wrong: it is searched for too, and its surer reading is right. On
+    these photos each such card read sure and wrong when only unsure cards were."""
+    from companion.vision import rox_edges as module
+
+    photos = _located_rox_cards((61216, 61305, 61321))
 
     def sure_and_wrong() -> int:
         wrong = 0
@@ -281,20 +289,9 @@ def test_a_rox_card_still_unsure_after_the_search_is_searched_again(monkeypatch)
     short) is reached in a second round from the surest outline of the first: on these
     photos one card each is read sure and right in two rounds, unsure in one, and no
     card is read sure and wrong either way."""
-    from companion.synth import render_scene
     from companion.vision import rox_edges as module
-    from companion.vision.colour import apply_gains, white_gains
-    from companion.vision.segment import locate_learned
 
-    photos = []
-    for seed in (61303, 61314):
-        scene = render_scene("rox", seed=seed, difficulty="normal")
-        found = locate_learned(scene.image, game="rox")
-        truth = [p for p in scene.pieces if p.kind == "rox_card" and not p.covered]
-        pairs = [(q, max(truth, key=lambda p, q=q: quad_iou(p.quad, q)))
-                 for q, kind in zip(found.quads, found.kinds, strict=True)
-                 if kind == "rox_card"]
-        photos.append((apply_gains(scene.image, white_gains(scene.image)), pairs))
+    photos = _located_rox_cards((61303, 61314))
 
     def sure_right_and_wrong() -> tuple[int, int]:
         right = wrong = 0
