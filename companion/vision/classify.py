@@ -1041,7 +1041,7 @@ def classify(image: Image, detections: Detections, *, game: str,
     every box crossed or not (``companion.vision.sheet.read_sheet``; ``markers`` are the
     photo's ArUco markers, for our printed sheet's 20–23). Nummix tiles get
     ``data["front"]``: the band at each tile's foot (``companion.vision.standing``);
-    a Nummix outline may come back cut in two or three (``_split_joined_tiles``), an
+    a Nummix outline may come back cut in two to four (``_split_joined_tiles``), an
     unsure one at a tile's size (``_tile_sized``), moved onto the tile it straddles
     (``_stepped_from_neighbours``) or dropped as no tile (``_without_strays``), and two
     or three Nox or Qwixx cards in one outline as that many (``_split_card_pairs``), so
@@ -1205,8 +1205,18 @@ in two only: 28), from 1.42 up, two tiles at 2.67 (61302 hard) and three at 1.97
 (61321 hard); none cut wrong. Outlines round five tiles (4.5-5) never read sure in
 parts. Tiles wrong, unknown, missed or stray in the grids of the 80 hard scenes: 294 ->
 285 (exact states unchanged, normal and hard)."""
-TILE_PARTS = (2, 3)
-"""The parts such an outline is cut in, fewest first (``_split_joined_tiles``)."""
+TILE_PARTS = (2, 3, 4)
+"""The parts such an outline is cut in, fewest first (``_split_joined_tiles``). Four: a
+run of four tiles whose outline has only 2.7 tiles' area beside bigger neighbours
+(hard dev 61526: r4-r7 read sure and right in quarters)."""
+TILE_CUT_SHIFTS = (-0.15, 0.15)
+"""When no equal cut of an outline reads all sure, the cuts moved along its long side by
+these shares of a part (the outline sits off its tiles' seams: it starts partway into
+the next tile) are read too, and the surest such cut whose parts all read sure is kept.
+Hard dev 61500-61539: two more outlines split sure and right (b16 b17 b1, k5 r5); of 61
+outlines of 1.4-5.5 tiles' area, no cut, equal or moved, read all sure and wrong. With
+the four parts: located tiles read right there 1035 -> 1043 of 1074 -> 1082 matched,
+surely wrong unchanged (13), exact states unchanged (also normal 61200 and 61300)."""
 TILE_PAIR_NEAR = 2.5
 """Tiles whose centre lies within this many of the outline's long side count as near."""
 
@@ -1301,8 +1311,9 @@ def _face_colour(balanced: Image, quad: npt.NDArray[np.float32]) -> npt.NDArray[
 def _split_joined_tiles(read: Detections, balanced: Image, model: Model) -> Detections:
     """Nummix tile outlines of two or three tiles' area (``TILE_PAIR_AREA``) cut across
     their long side into ``TILE_PARTS`` equal parts, kept so cut in the fewest parts that
-    all read sure: two or three touching tiles with faint seams come out of the locator
-    as one outline, read unsure or surely wrong."""
+    all read sure (else cut with the cuts moved along, ``TILE_CUT_SHIFTS``): two to four
+    touching tiles with faint seams come out of the locator as one outline, read unsure
+    or surely wrong."""
     tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
     if len(tiles) < 3:
         return read
@@ -1325,11 +1336,25 @@ def _split_joined_tiles(read: Detections, balanced: Image, model: Model) -> Dete
     if not cuts:
         return read
     readings = iter(_read_quads(model, balanced, [part for _, cut in cuts for part in cut]))
-    split: dict[int, Detections] = {}
+    chosen: dict[int, tuple[list[npt.NDArray[np.float32]], list[Reading]]] = {}
     for i, cut in cuts:
         read_parts = [next(readings) for _ in cut]
-        if i in split or min(r.probs.max() for r in read_parts) < UNSURE:
-            continue  # (cut in fewer parts already)
+        if i not in chosen and min(r.probs.max() for r in read_parts) >= UNSURE:
+            chosen[i] = cut, read_parts  # (the fewest parts first)
+    moved = [(i, len(cut), [portrait_first(part, model.size) for part in
+                            _cut_moved(read.quads[i], len(cut), shift)])
+             for i, cut in cuts if i not in chosen for shift in TILE_CUT_SHIFTS]
+    readings = iter(_read_quads(model, balanced, [part for _, _, cut in moved for part in cut]))
+    best: dict[tuple[int, int], tuple[float, list[npt.NDArray[np.float32]], list[Reading]]] = {}
+    for i, parts, cut in moved:
+        read_parts = [next(readings) for _ in cut]
+        least = min(r.probs.max() for r in read_parts)
+        if least >= UNSURE and least > best.get((i, parts), (0.0,))[0]:
+            best[i, parts] = least, cut, read_parts
+    for (i, _), (_, cut, read_parts) in sorted(best.items()):
+        chosen.setdefault(i, (cut, read_parts))  # the fewest parts first
+    split: dict[int, Detections] = {}
+    for i, (cut, read_parts) in chosen.items():
         tops = [_top(model.labels, r.probs) for r in read_parts]
         split[i] = Detections(
             np.asarray([rotate_quad(start, 2) if r.turned else start
@@ -1343,6 +1368,18 @@ def _split_joined_tiles(read: Detections, balanced: Image, model: Model) -> Dete
         return read
     kept = read.select([i for i in read if i not in split])
     return Detections.concat([kept, *split.values()])
+
+
+def _cut_moved(quad: npt.ArrayLike, parts: int, shift: float) -> list[npt.NDArray[np.float32]]:
+    """``cut_across(quad, parts)`` with every cut moved ``shift`` of a part along the long
+    sides (the end parts reaching past the outline or short of its end by as much)."""
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    if np.linalg.norm(q[1] - q[0]) < np.linalg.norm(q[2] - q[1]):
+        q = rotate_quad(q, 1)
+    t = ((np.arange(parts + 1) + shift) / parts)[:, None].astype(np.float32)
+    top, bottom = q[0] + t * (q[1] - q[0]), q[3] + t * (q[2] - q[3])
+    return [np.array([top[k], top[k + 1], bottom[k + 1], bottom[k]], np.float32)
+            for k in range(parts)]
 
 
 TILE_SIZE_OFF = (0.6, 1.3)
