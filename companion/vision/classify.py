@@ -235,7 +235,7 @@ def classify(image: Image, detections: Detections, *, game: str,
     every box crossed or not (``companion.vision.sheet.read_sheet``; ``markers`` are the
     photo's ArUco markers, for our printed sheet's 20–23). Nummix tiles get
     ``data["front"]``: the band at each tile's foot (``companion.vision.standing``);
-    a Nummix outline may come back cut in two or three (``split_joined_tiles``), an
+    a Nummix outline may come back cut in two to four (``split_joined_tiles``), an
     unsure one at a tile's size (``tile_sized``), moved onto the tile it straddles
     (``stepped_from_neighbours``) or dropped as no tile (``without_strays``), and two
     or three Nox or Qwixx cards in one outline as that many (``split_card_pairs``), so

@@ -149,20 +149,24 @@ def quad_iou(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
     return float(inter / union) if union > 0 else 0.0
 
 
-def cut_across(quad: npt.ArrayLike, parts: int) -> list[npt.NDArray[np.float32]]:
+def cut_across(quad: npt.ArrayLike, parts: int, *, shift: float = 0.0
+               ) -> list[npt.NDArray[np.float32]]:
     """``quad`` cut across its longer sides into ``parts`` equal parts, in order along
-    them (that many cards lying side by side, one outline round them all)."""
+    them (that many cards lying side by side, one outline round them all); ``shift``
+    moves every cut that share of a part along them (the end parts reaching past the
+    outline or short of its end by as much)."""
     q = np.asarray(quad, np.float32).reshape(4, 2)
     if np.linalg.norm(q[1] - q[0]) < np.linalg.norm(q[2] - q[1]):
         q = rotate_quad(q, 1)  # q0 -> q1 along a longer side
-    return cut_along_first_edge(q, parts)
+    return cut_along_first_edge(q, parts, shift=shift)
 
 
-def cut_along_first_edge(quad: npt.ArrayLike, parts: int) -> list[npt.NDArray[np.float32]]:
+def cut_along_first_edge(quad: npt.ArrayLike, parts: int, *, shift: float = 0.0
+                         ) -> list[npt.NDArray[np.float32]]:
     """``quad`` cut into ``parts`` equal parts along its first edge (q0 -> q1), in order
-    along it, each starting at its own corner nearest q0."""
+    along it, each starting at its own corner nearest q0; ``shift`` as ``cut_across``."""
     q = np.asarray(quad, np.float32).reshape(4, 2)
-    t = np.linspace(0.0, 1.0, parts + 1)[:, None].astype(np.float32)
+    t = (np.linspace(0.0, 1.0, parts + 1) + shift / parts)[:, None].astype(np.float32)
     top, bottom = q[0] + t * (q[1] - q[0]), q[3] + t * (q[2] - q[3])
     return [np.array([top[k], top[k + 1], bottom[k + 1], bottom[k]], np.float32)
             for k in range(parts)]

@@ -498,6 +498,37 @@ def test_touching_tiles_outlined_as_one_are_cut_apart(parts: int) -> None:
     assert right >= parts * runs - 1, (right, runs)
 
 
+def test_two_tiles_outlined_off_their_seam_are_cut_where_the_tiles_are() -> None:
+    """Two touching tiles in one outline that starts a fifth of a tile into the next
+    tile (or short of the first) and runs as far past the second: cut in halves, each
+    part straddles a seam and reads unsure; the cuts moved a sixth of a part along
+    (``TILE_CUT_SHIFTS``) read both tiles surely (28 -> 43 of 44 sure and right when
+    this was measured)."""
+    from companion.vision.detections import cut_across
+
+    square = np.array([[0, 0], [40, 0], [40, 10], [0, 10]], np.float32)
+    assert np.allclose(cut_across(square, 2, shift=0.25)[0][:, 0], [5, 25, 25, 5])
+    pairs = right = 0
+    for offset in (0.2, -0.2):
+        for scene, tiles, quads in map(_lying_tiles, (7400, 7401, 7402, 7403)):
+            side = float(np.median([np.linalg.norm(q[1] - q[0]) for q in quads]))
+            after = [(a, b) for a in range(len(tiles)) for b in range(len(tiles))
+                     if np.linalg.norm(quads[a][1] - quads[b][0]) < 0.1 * side
+                     and np.linalg.norm(quads[a][2] - quads[b][3]) < 0.1 * side][:2]
+            for a, b in after:
+                moved = np.array([quads[a][0], quads[b][1], quads[b][2], quads[a][3]],
+                                 np.float32) + (quads[b][1] - quads[a][0]) / 2 * offset
+                rest = [q for k, q in enumerate(quads) if k not in (a, b)]
+                found = Detections(np.array([moved, *rest]), ("nummix_tile",) * (len(rest) + 1))
+                read = classify(scene.image, found, game="nummix", ocr="off")
+                pairs += 1
+                for k in (a, b):
+                    label, conf = _reading_at(read, quads[k].mean(axis=0))
+                    right += label == tiles[k].label and conf >= 0.8
+    assert pairs >= 12
+    assert right >= 2 * pairs - 2, (right, pairs)
+
+
 def _reading_at(read: Detections, centre: np.ndarray) -> tuple[str | None, float]:
     """The label and confidence of the piece read nearest ``centre``."""
     j = int(np.argmin(np.linalg.norm(read.quads.mean(axis=1) - centre, axis=1)))
