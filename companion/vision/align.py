@@ -79,14 +79,16 @@ def colourfulness(image: Image) -> npt.NDArray[np.float32]:
     return out
 
 
-def align_to_layout(image: Image, quad: npt.ArrayLike, kind: str) -> tuple[Quad, float]:
+def align_to_layout(image: Image, quad: npt.ArrayLike, kind: str,
+                    long_sides: tuple[int, ...] = LONG_SIDE) -> tuple[Quad, float]:
     """``quad`` (image pixels, clockwise from the face's upright top-left) moved onto the
     printed layout of ``kind`` as the photo shows it, and the fit's correlation (-1..1).
-    The quad comes back unchanged when the alignment fails or strays."""
+    The quad comes back unchanged when the alignment fails or strays. ``long_sides``:
+    the template's sizes, coarse to fine (the coarse one alone is a quick look)."""
     q = np.asarray(quad, np.float32).reshape(4, 2)
     located = refined = q
     before = None
-    for long_side in LONG_SIDE:
+    for long_side in long_sides:
         template = layout_template(kind, long_side)
         fitted = _fit(image, refined, template)
         if before is None:

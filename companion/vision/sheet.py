@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.synth.pieces import INK, PIECE_MM, qwixx_row_numbers, qwixx_sheet_layout
-from companion.vision.align import align_to_layout
+from companion.vision.align import LONG_SIDE, align_to_layout
 from companion.vision.colour import white_balance
 from companion.vision.detections import same_corner_order
 
@@ -51,6 +51,21 @@ SHEET_FIT_GOOD = 0.85
 """A sheet's fit to the printed layout from the located quad correlating this well is
 kept without trying the locator's other outlines: on scenes 61300-61339 they won by
 more than 0.02 only over fits of 0.84 or less (the first fits' median 0.87)."""
+PRINT_AGREES = 0.15
+"""A fit under ``SHEET_FIT_GOOD`` is taken as right when its boxes' printed numbers
+agree with it by this much more than with the fit a column either way
+(``printed_agreement``); else it is started again a column either way of itself and of
+the located outline (``_column_refit``). Dev sheets (seeds 61200, 61300, 61500, 61600
++ 0-39, normal and hard): 316 of 444 right fits confirmed, and 22 of 975 fits a column
+or more off (most of those the true quad moved by a column)."""
+REFIT_FINE = 1
+"""So many of the four starts a column away are fitted finely, the best by the coarse
+fit. Fitting all four finely read dev sheets no better (wrong boxes normal 124 against
+118 here, hard 165 against 167) and put 18 rather than 13 of 19 test sheets located a
+column off back in place, at about twice the time on the photos that need it."""
+SLIP_GAIN = 0.04
+"""A fit started a column away replaces the first when it correlates this much better
+(ECC's own measure; the box model is surer on a slipped fit as often as not)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +104,9 @@ def read_sheet(image: Image, quad: npt.ArrayLike | None, *, markers: Sequence[An
     placed = _printed_boxes(markers, quad)
     template = PRINTED
     certain = 1.0
+    upright: Quad | None = None  # the pad's fitted quad, and its located one
+    located: Quad | None = None
+    fit = 1.0
     if placed == []:  # one marker of our sheet only: its boxes cannot be placed
         from companion.calibration import qwixx_sheet
 
@@ -97,13 +115,17 @@ def read_sheet(image: Image, quad: npt.ArrayLike | None, *, markers: Sequence[An
     if placed is None:
         if quad is None:
             return []
-        placed, certain = _pad_boxes(image, np.asarray(quad, np.float32).reshape(4, 2),
-                                     starts=starts)
+        upright, fit, certain, located = _pad_fit(
+            image, np.asarray(quad, np.float32).reshape(4, 2), starts=starts)
+        placed = _placed(upright)
         template = PAD
-    p = _box_model(image, placed) if template is PAD else None
-    if p is None:
-        feats = box_features(image, placed, template)
-        p = 1.0 / (1.0 + np.exp(-(feats @ WEIGHTS + BIAS)))
+    p = _crossed(image, placed, template)
+    if upright is not None and located is not None and fit < SHEET_FIT_GOOD and not _print_confirms(
+            image, upright, p):  # a weak fit its print does not confirm: a column off?
+        moved = _column_refit(image, [upright, located], upright, fit)  # fit or outline
+        if moved is not None:
+            placed = _placed(moved)
+            p = _crossed(image, placed, template)
     out = []
     for (row, value, q), prob in zip(placed, p, strict=True):
         conf = abs(2.0 * float(prob) - 1.0) * certain
@@ -181,21 +203,140 @@ def _warp(image: Image, quad: Quad, size: tuple[int, int]) -> Image:
 
 def _pad_boxes(image: Image, quad: Quad, *, starts: Sequence[npt.ArrayLike] = ()
                ) -> tuple[Placed, float]:
+    """The pad's boxes placed by its fit to the printed layout (``_pad_fit``), and how
+    certain its turn is (0..1)."""
+    upright, _, certain, _ = _pad_fit(image, quad, starts=starts)
+    return _placed(upright), certain
+
+
+def _pad_fit(image: Image, quad: Quad, *, starts: Sequence[npt.ArrayLike] = ()
+             ) -> tuple[Quad, float, float, Quad]:
+    """The pad's quad turned upright and aligned to its printed rows: (the quad, the
+    fit's correlation, how certain the turn is 0..1, the located quad turned upright)."""
     upright, margin = _orientation(image, quad)
     best = align_to_layout(image, upright, "qwixx_sheet")
     if best[1] < SHEET_FIT_GOOD:  # a weak fit: the other outlines may start nearer
         best = max([best, *(align_to_layout(image, same_corner_order(other, upright),
                                             "qwixx_sheet") for other in starts)],
                    key=lambda fit: fit[1])
-    upright = best[0]
-    W, H = 1.0, 1.0
-    src = np.array([[0, 0], [W, 0], [W, H], [0, H]], np.float32)
-    h = cv2.getPerspectiveTransform(src, upright)
-    placed: Placed = []
-    for (row, value), rect in zip(_pad_names(), pad_rects(W, H), strict=True):
-        placed.append((row, value, _map_rect(h, rect)))
     certain = float(np.clip(margin / MIN_ORIENTATION, 0.0, 1.0))
-    return placed, certain
+    return best[0], best[1], certain, upright
+
+
+def _face_to_image(upright: Quad) -> npt.NDArray[np.float64]:
+    """The homography from the pad's unit face (0..1 both ways) to the image."""
+    src = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+    return np.asarray(cv2.getPerspectiveTransform(src, upright), np.float64)
+
+
+def _placed(upright: Quad) -> Placed:
+    """Every box of the pad placed from its upright quad, in ``_pad_names`` order."""
+    h = _face_to_image(upright)
+    return [(row, value, _map_rect(h, rect))
+            for (row, value), rect in zip(_pad_names(), pad_rects(1.0, 1.0), strict=True)]
+
+
+def _column() -> float:
+    """The pad's column pitch, a share of its width (box to box along a row)."""
+    red = qwixx_sheet_layout(1.0, 1.0)["red"]
+    return float(red[1][0] - red[0][0])
+
+
+def _column_refit(image: Image, quads: Sequence[Quad], fitted: Quad, fit: float
+                  ) -> Quad | None:
+    """The pad's fit started again a column to the left and to the right of each of
+    ``quads`` (upright; its rows' boxes repeat, so a fit can lock on a column away); the
+    one that correlates ``SLIP_GAIN`` better than ``fit`` (the ``fitted`` quad's), if
+    any. The starts are compared by the coarse fit alone, and only the ``REFIT_FINE``
+    best that beat ``fitted`` at that size are fitted finely."""
+    coarse = LONG_SIDE[:1]
+    _, here = align_to_layout(image, fitted, "qwixx_sheet", coarse)
+    tried: list[tuple[float, Quad]] = []
+    for quad in quads:
+        h = _face_to_image(quad)
+        for step in (-_column(), _column()):
+            face = np.array([[[step, 0]], [[1 + step, 0]], [[1 + step, 1]], [[step, 1]]],
+                            np.float64)
+            start = cv2.perspectiveTransform(face, h).reshape(4, 2).astype(np.float32)
+            moved, corr = align_to_layout(image, start, "qwixx_sheet", coarse)
+            if corr > here:
+                tried.append((corr, moved))
+    tried.sort(key=lambda t: -t[0])
+    best: tuple[Quad, float] | None = None
+    for _, start in tried[:REFIT_FINE]:
+        moved, corr = align_to_layout(image, start, "qwixx_sheet")
+        if corr >= fit + SLIP_GAIN and (best is None or corr > best[1]):
+            best = (moved, corr)
+    return None if best is None else best[0]
+
+
+def _print_confirms(image: Image, upright: Quad, crossed: npt.ArrayLike) -> bool:
+    """Whether the boxes' print agrees with the fit (``printed_agreement``) by at least
+    ``PRINT_AGREES`` more than with the fit a column either way."""
+    left, here, right = printed_agreement(image, upright, crossed, (-1, 0, 1))
+    return here >= max(left, right) + PRINT_AGREES
+
+
+PRINT_CROP = (16, 20)
+"""The middle of each box compared for its printed number: this (width, height) in
+pixels of the pad's canonical face (``PAD_PX_PER_MM``; a box is about 20×25)."""
+
+
+def printed_agreement(image: Image, upright: Quad, crossed: npt.ArrayLike,
+                      slips: Sequence[int] = (0,)) -> list[float]:
+    """How well the pad's boxes, placed from its ``upright`` quad, agree with its print,
+    for a fit slipped by each of ``slips`` columns: red box k and green box 10 − k print
+    the same number, as do yellow and blue (red and yellow run 2→12, green and blue
+    12→2), so where the boxes are placed ``s`` columns short, red box k shows what green
+    box 10 − k − 2s does. Per slip, the mean correlation (−1..1) over such pairs where
+    neither box is crossed (``crossed``: each box's probability, ``_pad_names`` order)
+    of the boxes' print: each box's departure from its empty colour, less what all boxes
+    share (frame, shading); −1 with fewer than four such pairs. Only the pad's structure
+    is assumed, not its typeface."""
+    p = np.asarray(crossed, np.float64)
+    names = _pad_names()
+    W, H = pad_face_size()
+    face = cv2.cvtColor(_warp(image, upright, (W, H)), cv2.COLOR_BGR2LAB).astype(np.float32)
+    numbered = [k for k, (row, value) in enumerate(names) if row in ROWS and value != "lock"]
+    rects = np.array(pad_rects(W, H), np.float64)[numbered]
+    w, h = PRINT_CROP  # each box's middle, cut straight from the face (no resampling)
+    x0 = np.rint((rects[:, 0] + rects[:, 2] - w) / 2).astype(int)
+    y0 = np.rint((rects[:, 1] + rects[:, 3] - h) / 2).astype(int)
+    ys = y0[:, None, None] + np.arange(h)[None, :, None]
+    xs = x0[:, None, None] + np.arange(w)[None, None, :]
+    crops = face[ys, xs]
+    lab = crops.reshape(len(numbered), -1, 3)
+    light = lab[..., 0]
+    bright = light >= np.percentile(light, 80, axis=1, keepdims=True)
+    empty = (lab * bright[..., None]).sum(axis=1) / bright.sum(axis=1)[:, None]
+    ink = np.zeros((len(names), PRINT_CROP[1], PRINT_CROP[0]), np.float32)
+    ink[numbered] = np.linalg.norm(lab - empty[:, None, :], axis=2).reshape(
+        len(numbered), PRINT_CROP[1], PRINT_CROP[0])
+    clean = [k for k in numbered if p[k] < 0.5]
+    if len(clean) < 8:
+        return [-1.0] * len(slips)
+
+    def unit(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        out: npt.NDArray[np.float32] = x / (
+            np.linalg.norm(x.reshape(len(x), -1), axis=1)[:, None, None] + 1e-6)
+        return out
+
+    ink = unit(ink - ink.mean(axis=(1, 2), keepdims=True))
+    ink = unit(ink - ink[clean].mean(axis=0))  # less what every box shows (frame, shade)
+    index = {name: k for k, name in enumerate(names)}
+    out = []
+    for slip in slips:
+        scores = []
+        for a, b in (("red", "green"), ("yellow", "blue")):
+            for k in range(11):  # red box k against green box 10 - k - 2 slip
+                j = 10 - k - 2 * slip
+                if not 0 <= j <= 10:
+                    continue
+                i, m = index[(a, qwixx_row_numbers(a)[k])], index[(b, qwixx_row_numbers(b)[j])]
+                if p[i] < 0.5 and p[m] < 0.5:
+                    scores.append(float((ink[i] * ink[m]).sum()))
+        out.append(float(np.mean(scores)) if len(scores) >= 4 else -1.0)
+    return out
 
 
 def sheet_plane(boxes: Sequence[dict[str, Any]], *, printed: bool
@@ -318,6 +459,16 @@ def _ring(image: Image, q: Quad, template: Template) -> npt.NDArray[np.float32]:
     mask = (offset >= a) & (offset <= b)
     out: npt.NDArray[np.float32] = np.median(big[mask], axis=0).astype(np.float32)
     return out
+
+
+def _crossed(image: Image, placed: Placed, template: Template) -> npt.NDArray[np.float64]:
+    """Each placed box's probability of being crossed: by the box model on the pad when
+    it is installed, else by the logistic model over the box's ink statistics."""
+    p = _box_model(image, placed) if template is PAD else None
+    if p is None:
+        feats = box_features(image, placed, template)
+        p = 1.0 / (1.0 + np.exp(-(feats @ WEIGHTS + BIAS)))
+    return p
 
 
 def _box_model(image: Image, placed: Placed) -> npt.NDArray[np.float64] | None:
