@@ -5,7 +5,9 @@ Two geometries. Our printed sheet (``calibration/qwixx_sheet.py``) carries marke
 every box's quad follows exactly. The original pad (drawn by ``companion.synth`` with
 ``qwixx_sheet_layout``, the one geometry table both use) has no markers: its located
 quad is rectified upright (the turn chosen so the red row is on top, blue at the
-bottom) and the boxes are placed from that layout.
+bottom) and the boxes are placed from that layout. The foul row, below the coloured rows
+the fit sees, is moved on its own when the box model is unsure of it where the fit put
+it and sure of it a little above or below (``_foul_refit``).
 
 Crossed or not is judged from pixel statistics after white balance: each row's empty
 box colour and its print colour are measured on the sheet itself (the box interiors'
@@ -30,7 +32,7 @@ import numpy.typing as npt
 from companion.synth.pieces import INK, PIECE_MM, qwixx_row_numbers, qwixx_sheet_layout
 from companion.vision.align import LONG_SIDE, align_to_layout
 from companion.vision.colour import white_balance
-from companion.vision.detections import same_corner_order
+from companion.vision.detections import MIN_CONFIDENCE, same_corner_order
 
 Image = npt.NDArray[np.uint8]
 Quad = npt.NDArray[np.float32]
@@ -66,6 +68,17 @@ column off back in place, at about twice the time on the photos that need it."""
 SLIP_GAIN = 0.04
 """A fit started a column away replaces the first when it correlates this much better
 (ECC's own measure; the box model is surer on a slipped fit as often as not)."""
+FOUL_REACH = 0.4
+"""The foul row, printed below the coloured rows the fit sees, is looked for up to this
+share of a row's height above and below where the fit puts it (``_foul_refit``)."""
+FOUL_STEP = 0.05
+"""In steps of this share of a row's height."""
+FOUL_SURE = 0.7
+"""A moved foul row is kept when the box model's mean sureness over its four boxes is at
+least this, at its place and a step either way."""
+FOUL_MIN_PX = 12.0
+"""Only on sheets whose rows are this many pixels high or more in the photo (foul boxes
+of 7.5 px or more): on smaller ones the model was sure of wrong places as often."""
 
 
 @dataclass(frozen=True)
@@ -124,8 +137,15 @@ def read_sheet(image: Image, quad: npt.ArrayLike | None, *, markers: Sequence[An
             image, upright, p):  # a weak fit its print does not confirm: a column off?
         moved = _column_refit(image, [upright, located], upright, fit)  # fit or outline
         if moved is not None:
+            upright = moved
             placed = _placed(moved)
             p = _crossed(image, placed, template)
+    if upright is not None:  # the foul row lies beyond the fitted rows: placed right?
+        refit = _foul_refit(image, upright, p)
+        if refit is not None:
+            fouls, p_fouls = refit
+            placed = placed[:-len(fouls)] + fouls
+            p = np.concatenate([p[:-len(fouls)], p_fouls])
     out = []
     for (row, value, q), prob in zip(placed, p, strict=True):
         conf = abs(2.0 * float(prob) - 1.0) * certain
@@ -268,6 +288,47 @@ def _column_refit(image: Image, quads: Sequence[Quad], fitted: Quad, fit: float
         if corr >= fit + SLIP_GAIN and (best is None or corr > best[1]):
             best = (moved, corr)
     return None if best is None else best[0]
+
+
+def _foul_refit(image: Image, upright: Quad, crossed: npt.ArrayLike
+                ) -> tuple[Placed, npt.NDArray[np.float64]] | None:
+    """The pad's four foul boxes moved up or down, when the box model is unsure of one of
+    them where the fit (``upright``) places them: the fit sees only the coloured rows
+    above them, and on a blurred sheet it can be off there by a fifth of a row or more.
+    The row is tried ``FOUL_STEP`` row heights at a time within ``FOUL_REACH`` either
+    way; a place is a candidate when every foul box read surely at the fit's place reads
+    the same there (so a move only settles unsure boxes: boxes moved onto the bare paper
+    below read as surely empty), and the candidate whose worst neighbourhood (it and a
+    step either way) is surest wins if that is ``FOUL_SURE`` or more. (placed fouls, their
+    probabilities) or None: no box unsure, no box model, a sheet too small, or no clear
+    place."""
+    p = np.asarray(crossed, np.float64)[-4:]
+    sure = np.abs(2.0 * p - 1.0) >= MIN_CONFIDENCE
+    if sure.all():
+        return None
+    h = _face_to_image(upright)
+    layout = qwixx_sheet_layout(1.0, 1.0)
+    row = float(layout["yellow"][0][1] - layout["red"][0][1])
+    ends = cv2.perspectiveTransform(np.array([[[0.5, 0.5]], [[0.5, 0.5 + row]]]), h)
+    if float(np.linalg.norm(ends[1] - ends[0])) < FOUL_MIN_PX:
+        return None
+    steps = np.arange(-round(FOUL_REACH / FOUL_STEP), round(FOUL_REACH / FOUL_STEP) + 1)
+    moved: Placed = [("foul", k + 1, _map_rect(h, (x0, y0 + s * FOUL_STEP * row, x1,
+                                                   y1 + s * FOUL_STEP * row)))
+                     for s in steps for k, (x0, y0, x1, y1) in enumerate(layout["fouls"])]
+    probs = _box_model(image, moved)
+    if probs is None:
+        return None
+    probs = probs.reshape(len(steps), 4)
+    sureness = np.abs(2.0 * probs - 1.0).mean(axis=1)
+    same = ((probs >= 0.5) == (p >= 0.5))[:, sure].all(axis=1)
+    padded = np.pad(sureness, 1)
+    worst = np.minimum.reduce([padded[:-2], padded[1:-1], padded[2:]])
+    worst = np.where(same, worst, -1.0)
+    best = int(np.argmax(worst))
+    if steps[best] == 0 or worst[best] < FOUL_SURE:
+        return None
+    return moved[4 * best:4 * best + 4], probs[best]
 
 
 def _print_confirms(image: Image, upright: Quad, crossed: npt.ArrayLike) -> bool:
