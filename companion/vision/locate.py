@@ -644,9 +644,7 @@ def token_squares(board: npt.NDArray[np.float32], points: npt.NDArray[np.float32
     """Quads of a token's size (``TOKEN_RADIUS`` in the board's view: 16 mm on a 300 mm
     board) about ``points`` (image pixels) on the upright, fitted ``board``: a token's
     outline from the board's known scale, not from the circle search's radius."""
-    width, height = BOARD_VIEW
-    target = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
-    to_view = cv2.getPerspectiveTransform(np.asarray(board, np.float32).reshape(4, 2), target)
+    to_view = _to_board_view(board)
     seen = cv2.perspectiveTransform(np.asarray(points, np.float32).reshape(-1, 1, 2),
                                     to_view).reshape(-1, 2)
     back = np.linalg.inv(to_view)
@@ -679,11 +677,19 @@ def _board_view(image: Image, board: npt.NDArray[np.float32]
                 ) -> tuple[Image, npt.NDArray[np.float64]]:
     """The ``board`` quad's content rectified to BOARD_VIEW (its first corner at the
     view's top-left), and the homography from the image to that view."""
+    to_view = _to_board_view(board)
+    view: Image = cv2.warpPerspective(image, to_view, BOARD_VIEW)
+    return view, to_view
+
+
+def _to_board_view(board: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    """The homography from the image to the ``board`` quad's BOARD_VIEW (its first
+    corner at the view's top-left)."""
     width, height = BOARD_VIEW
     target = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
-    to_view = cv2.getPerspectiveTransform(np.asarray(board, np.float32).reshape(4, 2), target)
-    view: Image = cv2.warpPerspective(image, to_view, (width, height))
-    return view, to_view
+    out: npt.NDArray[np.float64] = cv2.getPerspectiveTransform(
+        np.asarray(board, np.float32).reshape(4, 2), target)
+    return out
 
 
 def _token_contrast(lab: Image, x: float, y: float, r: float) -> float:
