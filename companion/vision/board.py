@@ -61,8 +61,6 @@ def boards_upright(balanced: Image, detections: Detections) -> Detections:
 
 
 TOKEN_DOUBT = 0.9
-
-
 TOKEN_DOUBT_CONTRAST = 40.0
 """A token read less surely than TOKEN_DOUBT whose middle differs from the ring around
 it by less than TOKEN_DOUBT_CONTRAST (Lab) is no token: a circle the search found on an

@@ -53,8 +53,6 @@ like a card than it does (``_joined_count``)."""
 
 
 PAIR_NEIGHBOURS = 4
-
-
 SQUARE_LOOK = 1.35
 """A card whose outline is less than this many times as long as wide (a camera's
 tilt squeezes it) shows no axis of its own: which of its sides is its top is judged
@@ -71,8 +69,6 @@ before)."""
 
 
 ACROSS_COS = 0.5
-
-
 PAIR_SURE = 0.9
 """Such an outline is two cards when both its halves read at least this sure, the same
 way up (three cards when at least two of its thirds do: the cut through a wider outline
@@ -228,8 +224,6 @@ def split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
 
 
 TRIM_AREA = 1.3
-
-
 TRIM_SURE = 0.95
 """A Cat in the Box card whose outline covers at least ``TRIM_AREA`` times a card's area
 on the table (measured in the research board's plane, whose size is known) is read

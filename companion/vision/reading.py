@@ -36,8 +36,6 @@ Image = npt.NDArray[np.uint8]
 
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
-
-
 RETRY_KINDS = ("nummix_tile", "nox_card", "qwixx_card", "catbox_card", "rox_scoring")
 """Kinds read again, when unsure, through other outlines (``classify._other_outlines``)."""
 
@@ -55,8 +53,6 @@ UNSURE = 0.80
 
 
 TOP_K = 3
-
-
 ORT_THREADS = 1
 """onnxruntime threads per session: these models take a millisecond a crop, and one
 thread was as fast as two on the 2-core machine and does not fight locate or Tesseract

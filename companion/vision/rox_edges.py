@@ -34,8 +34,6 @@ ROX_EDGE_SIDE = 96
 
 
 ROX_EDGE_MARGIN = 0.11
-
-
 ROX_EDGE_PATCH = 0.17
 
 
@@ -95,11 +93,7 @@ surer than one reading by chance alone (nudges alone, on 590 located cards, seed
 
 
 EDGE_SEARCH_SCALES = (0.92, 1.0, 1.08)
-
-
 EDGE_SEARCH_TURNS = (-4.0, 0.0, 4.0)
-
-
 EDGE_SEARCH_SHIFT = 0.05
 """A card still unsure after the outline fit is searched for coarse to fine: its located
 and its best fitted outline each scaled by 8 % and turned by 4° either way, or moved by

@@ -20,8 +20,6 @@ from companion.vision.reading import (
 )
 
 STRAY_CHROMA = 12.0
-
-
 STRAY_DARKER = 20.0
 """An unsure Nummix "tile" whose face (the lighter half of its crop, CIELAB) is at least
 ``STRAY_CHROMA`` from the photo's sure tiles' in colour and ``STRAY_DARKER`` darker is

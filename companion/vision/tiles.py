@@ -143,11 +143,7 @@ def split_joined_tiles(read: Detections, balanced: Image, model: Model) -> Detec
 
 
 TILE_SIZE_OFF = (0.6, 1.3)
-
-
 TILE_SIZE_NEAR = 5
-
-
 TILE_SIZE_MOST = 2
 """An unsure Nummix tile outline covering less than 0.6 or more than 1.3 of a tile (the
 median short and long sides of the ``TILE_SIZE_NEAR`` sure tiles nearest it) and with
