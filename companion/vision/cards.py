@@ -326,9 +326,10 @@ def trimmed_to_card_size(balanced: Image, detections: Detections, models_dir: Pa
 def across_neighbour(quads: Sequence[npt.NDArray[np.float32]]) -> list[int]:
     """The cards (of one kind lying side by side in rows) whose outline looks square
     (``SQUARE_LOOK``) and whose nearest card (``NEIGHBOUR_REACH``) lies beyond its top or
-    bottom edge rather than beside it, its axis across the card's: read a quarter turn
-    round, the neighbour is beside it, as the cards of a row lie. The classifier alone
-    reads a 3 on its side as a sure 8."""
+    bottom edge rather than beside it, its axis across the card's or square-looking too
+    (two squeezed cards side by side can both be outlined on their side): read a quarter
+    turn round, the neighbour is beside it, as the cards of a row lie. The classifier
+    alone reads a 3 on its side as a sure 8."""
     if len(quads) < 2:
         return []
     q = np.asarray(quads, np.float64)
@@ -337,10 +338,9 @@ def across_neighbour(quads: Sequence[npt.NDArray[np.float32]]) -> list[int]:
     widths, heights = np.linalg.norm(right, axis=1), np.linalg.norm(down, axis=1)
     sizes = np.sqrt(np.abs(right[:, 0] * down[:, 1] - right[:, 1] * down[:, 0]))
     centres = q.mean(axis=1)
+    square = np.maximum(widths, heights) < SQUARE_LOOK * np.minimum(widths, heights)
     out = []
-    for k in range(len(q)):
-        if max(widths[k], heights[k]) >= SQUARE_LOOK * min(widths[k], heights[k]):
-            continue
+    for k in np.flatnonzero(square):
         gaps = np.linalg.norm(centres - centres[k], axis=1)
         gaps[k] = np.inf
         j = int(np.argmin(gaps))
@@ -348,6 +348,7 @@ def across_neighbour(quads: Sequence[npt.NDArray[np.float32]]) -> list[int]:
             continue
         offset = centres[j] - centres[k]
         beyond = abs(offset @ down[k]) / heights[k] > abs(offset @ right[k]) / widths[k]
-        if beyond and abs(down[k] @ down[j]) < ACROSS_COS * heights[k] * heights[j]:
-            out.append(k)
+        # a square-looking neighbour shows no axis of its own: it may lie across too
+        if beyond and (square[j] or abs(down[k] @ down[j]) < ACROSS_COS * heights[k] * heights[j]):
+            out.append(int(k))
     return out

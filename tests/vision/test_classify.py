@@ -455,6 +455,38 @@ def test_a_square_looking_nox_card_is_read_along_its_row() -> None:
     assert tried >= 4
 
 
+
+def test_two_square_looking_nox_cards_side_by_side_are_both_read_along_their_row() -> None:
+    """Two neighbouring cards squeezed square and both outlined on their side (a kitty
+    near the photo's edge, dev scene 61924 read a 3 and a 15 as a sure 8 and 9): each
+    is the other's nearest card, lying beyond its top or bottom, so both are turned."""
+    from companion.readers.common import angle_diff, frame
+    from companion.readers.truth import detections_from_scene
+    from companion.synth import render_scene
+
+    tried = 0
+    for seed in range(12):
+        scene = render_scene("nox", seed=seed, difficulty="easy")
+        truth = detections_from_scene(scene)
+        centres = np.array([q.mean(0) for q in truth.quads])
+        pairs = [(i, j) for i in truth for j in truth if i < j and np.linalg.norm(
+            centres[i] - centres[j]) < 1.2 * np.linalg.norm(truth.quads[i][1] - truth.quads[i][0])]
+        if not pairs:
+            continue
+        quads = truth.quads.copy()
+        for i in pairs[0]:
+            q = truth.quads[i]
+            grow = (np.linalg.norm(q[3] - q[0]) / np.linalg.norm(q[1] - q[0]) - 1) / 2
+            wide = q + grow * np.array([q[0] - q[1], q[1] - q[0], q[2] - q[3], q[3] - q[2]])
+            quads[i] = rotate_quad(wide, 1)  # square, starting at a side: read on its side
+        read = classify(scene.image, Detections(quads, truth.kinds), game="nox", ocr="off")
+        for i in pairs[0]:
+            assert angle_diff(frame(read.quads[i]).down_angle,
+                              frame(truth.quads[i]).down_angle) < 0.5, (seed, i)
+            assert read.labels[i] == truth.labels[i], (seed, i)
+        tried += 1
+    assert tried >= 4
+
 def _lying_tiles(seed: int) -> tuple[Any, list[Any], list[np.ndarray]]:
     """An easy rendered Nummix scene, its tiles lying in full view, and their quads."""
     from companion.synth import render_scene
