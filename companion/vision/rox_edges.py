@@ -253,10 +253,13 @@ fitting an outline costs a few milliseconds a card."""
 def element_cards_by_edges(balanced: Image, detections: Detections, models_dir: Path
                             ) -> Detections:
     """``detections`` with each Rox scoring card against an element card
-    (``ELEMENT_CHECK_REACH``) whose edge symbols read sure through its outline fitted
-    square (``ELEMENT_EDGES_SURE``) turned into an element card with that outline: the
-    locator judges the two kinds by shape alone (44×68 mm beside 68×68), and a square
-    card's outline located a little narrow looks like a scoring card's."""
+    (``ELEMENT_CHECK_REACH``) whose edge symbols read sure (``ELEMENT_EDGES_SURE``)
+    through its outline fitted square, or through a sure neighbour's outline stepped
+    over (``EDGE_STEP_*``; searched from there, as ``read_rox_edges``), turned into an
+    element card with that outline: the locator judges the two kinds by shape alone
+    (44×68 mm beside 68×68), and a square card's outline located a little narrow or off
+    looks like a scoring card's, and may read unsure fitted (dev 61833: two cards of a
+    row beside a hand's fingers)."""
     cards = [i for i, kind in enumerate(detections.kinds) if kind == "rox_card"]
     centres = detections.quads.mean(axis=1)
     sides = np.array([float(side_lengths(q).mean()) for q in detections.quads])
@@ -268,19 +271,39 @@ def element_cards_by_edges(balanced: Image, detections: Detections, models_dir: 
     model = load_model("rox_edge", models_dir)
     smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
     square = piece_aspect("rox_card")
-    tried = [(i, fit) for i in scoring for fit in fit_card_outline(
-        smooth, detections.quads[i], aspect=square, count=EDGE_FITS)]
+    near = [j for j in cards if any(np.linalg.norm(centres[i] - centres[j])
+                                    <= ELEMENT_CHECK_REACH * sides[j] for i in scoring)]
+    tried = [(k, fit) for k in scoring + near for fit in fit_card_outline(
+        smooth, detections.quads[k], aspect=square, count=EDGE_FITS)]
+    tried += [(j, detections.quads[j]) for j in near]
     best: dict[int, tuple[float, npt.NDArray[np.float32]]] = {}
-    for (i, fit), (_, sure) in zip(tried, _edge_readings(model, balanced,
+    for (k, fit), (_, sure) in zip(tried, _edge_readings(model, balanced,
                                                           [f for _, f in tried]), strict=True):
-        if sure >= ELEMENT_EDGES_SURE and sure > best.get(i, (0.0, fit))[0]:
-            best[i] = (sure, fit)
-    if not best:
+        if sure >= (EDGE_REFIT_BELOW if k in near else ELEMENT_EDGES_SURE) and \
+                sure > best.get(k, (0.0, fit))[0]:
+            best[k] = (sure, fit)
+    outlines = {k: best[k][1] if k in best else detections.quads[k] for k in cards + scoring}
+    steps = stepped_outlines(outlines, [j for j in near if j in best],
+                             [i for i in scoring if i not in best],
+                             pitch=EDGE_STEP_PITCH, overlap=EDGE_STEP_OVERLAP)
+    surest: dict[int, tuple[float, npt.NDArray[np.float32]]] = {}
+    for (i, step), (_, sure) in zip(steps, _edge_readings(model, balanced,
+                                                           [s for _, s in steps]), strict=True):
+        if sure > surest.get(i, (-1.0, step))[0]:
+            surest[i] = (sure, step)
+    best |= {i: read for i, read in surest.items() if read[0] >= ELEMENT_EDGES_SURE}
+    again = [i for i in surest if i not in best]
+    for i, ((_, sure), found) in zip(again, _edge_search(
+            model, balanced, [[surest[i][1]] for i in again]), strict=True):
+        if sure >= ELEMENT_EDGES_SURE:
+            best[i] = (sure, found)
+    converted = [i for i in scoring if i in best]
+    if not converted:
         return detections
     kinds = list(detections.kinds)
     quads = detections.quads.copy()
-    for i, (_, fit) in best.items():
-        kinds[i], quads[i] = "rox_card", fit
+    for i in converted:
+        kinds[i], quads[i] = "rox_card", best[i][1]
     return detections.with_fields(kinds=tuple(kinds), quads=quads)
 
 
