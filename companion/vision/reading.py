@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -27,6 +28,7 @@ from companion.games.base import InputError
 from companion.vision.align import piece_aspect
 from companion.vision.detections import (
     Detections,
+    quad_iou,
     rectify,
     rotate_quad,
     side_lengths,
@@ -239,6 +241,36 @@ def down_vector(quad: npt.NDArray[np.float32], turned: bool) -> npt.NDArray[np.f
     q = rotate_quad(quad, 2) if turned else quad
     down: npt.NDArray[np.float32] = (q[3] - q[0] + q[2] - q[1]) / 2
     return down
+
+
+def stepped_outlines(outlines: Mapping[int, npt.NDArray[np.float32]], sure: Iterable[int],
+                     doubtful: Iterable[int], *, pitch: float, overlap: float
+                     ) -> list[tuple[int, npt.NDArray[np.float32]]]:
+    """Outlines to read each ``doubtful`` piece through: a ``sure`` neighbour's outline
+    stepped ``pitch`` of its side over along one of its axes, whose centre lies in the
+    doubtful piece's outline and that overlaps no other piece's (IoU under ``overlap``).
+    Touching pieces' seams are faint, and a located outline can straddle one; a sure
+    neighbour's outline has the right size and slant."""
+    sure = list(sure)
+    tries: list[tuple[int, npt.NDArray[np.float32]]] = []
+    for i in doubtful:
+        outline = np.asarray(outlines[i], np.float32)
+        reach = 1.5 * float(side_lengths(outline).max())
+        for j in sure:
+            q = outlines[j]
+            if float(np.linalg.norm(q.mean(axis=0) - outline.mean(axis=0))) > reach:
+                continue
+            right, down = down_vector(rotate_quad(q, 3), False), down_vector(q, False)
+            for step in (right, -right, down, -down):
+                moved = (q + pitch * step).astype(np.float32)
+                centre = tuple(float(v) for v in moved.mean(axis=0))
+                if cv2.pointPolygonTest(outline, centre, False) < 0:
+                    continue
+                if any(quad_iou(moved, other) >= overlap
+                       for k, other in outlines.items() if k != i):
+                    continue
+                tries.append((i, moved))
+    return tries
 
 
 def top_labels(labels: tuple[str, ...], probs: npt.NDArray[np.float64]

@@ -1,6 +1,7 @@
 """Rox element cards' 16 edge symbols, cut out of the rectified card and counted by
 element (``read_rox_edges``); an unsure card is read again through its outline fitted
-to the photo and then searched for through nudged outlines. A card the locator took for
+to the photo and through its sure neighbours' outlines stepped over, and then searched
+for through nudged outlines. A card the locator took for
 a scoring card by its shape is an element card if its edge symbols read sure
 (``element_cards_by_edges``)."""
 
@@ -27,6 +28,7 @@ from companion.vision.reading import (
     load_model,
     nudged,
     softmax,
+    stepped_outlines,
 )
 
 ROX_EDGE_SIDE = 96
@@ -150,6 +152,21 @@ photos read exactly 56 -> 60 of 80; the edge reading took about 4 % more time a 
 (hard: 11-17 %). From 0.9: 61 photos, 25-45 % more time."""
 
 
+EDGE_STEP_PITCH = 1.02
+EDGE_STEP_OVERLAP = 0.3
+"""A card still under ``EDGE_SEARCH_BELOW`` after the fit is read through each sure
+neighbour's outline (read at least ``EDGE_REFIT_BELOW``) stepped one card over along
+one of its axes, ``EDGE_STEP_PITCH`` of its side (a row's cards lie side by side, a
+thin gap apart), where the stepped outline's centre lies in the card's and overlaps no
+other card's outline ``EDGE_STEP_OVERLAP`` (IoU); the search starts from the surest such
+outline too. A located outline swollen by a hand's shadow or cut short at a faint seam
+is then read through one of a card's size and slant."""
+EDGE_STEP_ROUNDS = 2
+"""Rounds of stepping and search: a neighbour the search made sure steps over to the
+cards still unsure, which are searched again from there (a row's cards are often
+unsure side by side, and the stepped outline, off by the gap, needs the search)."""
+
+
 def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: Path
                    ) -> list[tuple[dict[str, int], float]]:
     """Count each Rox card's 16 edge symbols by element: ({element: count} over all five
@@ -163,8 +180,9 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
     ``EDGE_FITS`` best fits), and the surest reading kept: an outline a few pixels off
     cuts every symbol's patch askew. (On 390 located cards, rendered seeds
     60000-60029, with small nudges after it: sure and exact 317 -> 371, sure and wrong
-    2 -> 1.) A card still less sure than ``EDGE_SEARCH_BELOW`` is searched for from
-    both outlines (``_edge_search``), and the surest reading kept if it reaches
+    2 -> 1.) A card still less sure than ``EDGE_SEARCH_BELOW`` is read through its sure
+    neighbours' outlines stepped over (``EDGE_STEP_*``), then searched for from those
+    outlines (``_edge_search``), and the surest reading kept if it reaches
     ``EDGE_NUDGED_SURE``. (Reading each card at its four quarter turns and averaging was
     tried: on 590 located cards it gained one exact card and cost 30 ms a photo.)"""
     model = load_model("rox_edge", models_dir)
@@ -176,17 +194,44 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
     square = piece_aspect("rox_card")
     fitted = {k: fit_card_outline(smooth, quads[k], aspect=square, count=EDGE_FITS)
               for k in refit}
+    outlines = list(quads)
     tried = [(k, fit) for k, fits in fitted.items() for fit in fits]
-    for (k, _), reading in zip(tried, _edge_readings(model, balanced, [f for _, f in tried]),
-                               strict=True):
-        out[k] = max(out[k], reading, key=lambda r: r[1])
-    unsure = sorted((k for k, (_, sure) in enumerate(out) if sure < EDGE_SEARCH_BELOW),
-                    key=lambda k: (out[k][1] >= MIN_CONFIDENCE, -out[k][1]))[:EDGE_SEARCH_CARDS]
-    for k, best in zip(unsure, _edge_search(model, balanced, [
-            [quads[k], *fitted.get(k, [])[:1]] for k in unsure]), strict=True):
-        if best[1] >= EDGE_NUDGED_SURE and best[1] > out[k][1]:
-            out[k] = best
+    for (k, fit), reading in zip(tried, _edge_readings(model, balanced, [f for _, f in tried]),
+                                 strict=True):
+        if reading[1] > out[k][1]:
+            out[k], outlines[k] = reading, fit
+    stepped_from: set[int] = set()
+    for again in range(EDGE_STEP_ROUNDS):
+        sure = {k for k, (_, sure) in enumerate(out) if sure >= EDGE_REFIT_BELOW}
+        stepped = _read_stepped(model, balanced, out, outlines, sure - stepped_from)
+        stepped_from |= sure
+        unsure = sorted((k for k, (_, sure) in enumerate(out) if sure < EDGE_SEARCH_BELOW
+                         and (not again or k in stepped)),
+                        key=lambda k: (out[k][1] >= MIN_CONFIDENCE, -out[k][1]))[:EDGE_SEARCH_CARDS]
+        starts = [stepped.get(k, [])[:1] if again else
+                  [quads[k], *fitted.get(k, [])[:1], *stepped.get(k, [])[:1]] for k in unsure]
+        for k, (best, outline) in zip(unsure, _edge_search(model, balanced, starts), strict=True):
+            if best[1] >= EDGE_NUDGED_SURE and best[1] > out[k][1]:
+                out[k], outlines[k] = best, outline
     return out
+
+
+def _read_stepped(model: Model, balanced: Image, out: list[tuple[dict[str, int], float]],
+                  outlines: list[npt.NDArray[np.float32]], sure: set[int]
+                  ) -> dict[int, list[npt.NDArray[np.float32]]]:
+    """Each card still under ``EDGE_SEARCH_BELOW`` read through its ``sure`` neighbours'
+    outlines stepped over (``EDGE_STEP_PITCH``), keeping (in ``out`` and ``outlines``) a
+    surer reading; returns each card's stepped outlines, surest first."""
+    steps = stepped_outlines(dict(enumerate(outlines)), sorted(sure),
+                             [k for k, (_, sure) in enumerate(out) if sure < EDGE_SEARCH_BELOW],
+                             pitch=EDGE_STEP_PITCH, overlap=EDGE_STEP_OVERLAP)
+    stepped: dict[int, list[npt.NDArray[np.float32]]] = {}
+    for (k, step), reading in sorted(zip(steps, _edge_readings(
+            model, balanced, [step for _, step in steps]), strict=True), key=lambda t: -t[1][1]):
+        stepped.setdefault(k, []).append(step)
+        if reading[1] > out[k][1]:
+            out[k], outlines[k] = reading, step
+    return stepped
 
 
 ELEMENT_EDGES_SURE = 0.7
@@ -208,10 +253,13 @@ fitting an outline costs a few milliseconds a card."""
 def element_cards_by_edges(balanced: Image, detections: Detections, models_dir: Path
                             ) -> Detections:
     """``detections`` with each Rox scoring card against an element card
-    (``ELEMENT_CHECK_REACH``) whose edge symbols read sure through its outline fitted
-    square (``ELEMENT_EDGES_SURE``) turned into an element card with that outline: the
-    locator judges the two kinds by shape alone (44×68 mm beside 68×68), and a square
-    card's outline located a little narrow looks like a scoring card's."""
+    (``ELEMENT_CHECK_REACH``) whose edge symbols read sure (``ELEMENT_EDGES_SURE``)
+    through its outline fitted square, or through a sure neighbour's outline stepped
+    over (``EDGE_STEP_*``; searched from there, as ``read_rox_edges``), turned into an
+    element card with that outline: the locator judges the two kinds by shape alone
+    (44×68 mm beside 68×68), and a square card's outline located a little narrow or off
+    looks like a scoring card's, and may read unsure fitted (dev 61833: two cards of a
+    row beside a hand's fingers)."""
     cards = [i for i, kind in enumerate(detections.kinds) if kind == "rox_card"]
     centres = detections.quads.mean(axis=1)
     sides = np.array([float(side_lengths(q).mean()) for q in detections.quads])
@@ -223,26 +271,47 @@ def element_cards_by_edges(balanced: Image, detections: Detections, models_dir: 
     model = load_model("rox_edge", models_dir)
     smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
     square = piece_aspect("rox_card")
-    tried = [(i, fit) for i in scoring for fit in fit_card_outline(
-        smooth, detections.quads[i], aspect=square, count=EDGE_FITS)]
+    near = [j for j in cards if any(np.linalg.norm(centres[i] - centres[j])
+                                    <= ELEMENT_CHECK_REACH * sides[j] for i in scoring)]
+    tried = [(k, fit) for k in scoring + near for fit in fit_card_outline(
+        smooth, detections.quads[k], aspect=square, count=EDGE_FITS)]
+    tried += [(j, detections.quads[j]) for j in near]
     best: dict[int, tuple[float, npt.NDArray[np.float32]]] = {}
-    for (i, fit), (_, sure) in zip(tried, _edge_readings(model, balanced,
+    for (k, fit), (_, sure) in zip(tried, _edge_readings(model, balanced,
                                                           [f for _, f in tried]), strict=True):
-        if sure >= ELEMENT_EDGES_SURE and sure > best.get(i, (0.0, fit))[0]:
-            best[i] = (sure, fit)
-    if not best:
+        if sure >= (EDGE_REFIT_BELOW if k in near else ELEMENT_EDGES_SURE) and \
+                sure > best.get(k, (0.0, fit))[0]:
+            best[k] = (sure, fit)
+    outlines = {k: best[k][1] if k in best else detections.quads[k] for k in cards + scoring}
+    steps = stepped_outlines(outlines, [j for j in near if j in best],
+                             [i for i in scoring if i not in best],
+                             pitch=EDGE_STEP_PITCH, overlap=EDGE_STEP_OVERLAP)
+    surest: dict[int, tuple[float, npt.NDArray[np.float32]]] = {}
+    for (i, step), (_, sure) in zip(steps, _edge_readings(model, balanced,
+                                                           [s for _, s in steps]), strict=True):
+        if sure > surest.get(i, (-1.0, step))[0]:
+            surest[i] = (sure, step)
+    best |= {i: read for i, read in surest.items() if read[0] >= ELEMENT_EDGES_SURE}
+    again = [i for i in surest if i not in best]
+    for i, ((_, sure), found) in zip(again, _edge_search(
+            model, balanced, [[surest[i][1]] for i in again]), strict=True):
+        if sure >= ELEMENT_EDGES_SURE:
+            best[i] = (sure, found)
+    converted = [i for i in scoring if i in best]
+    if not converted:
         return detections
     kinds = list(detections.kinds)
     quads = detections.quads.copy()
-    for i, (_, fit) in best.items():
-        kinds[i], quads[i] = "rox_card", fit
+    for i in converted:
+        kinds[i], quads[i] = "rox_card", best[i][1]
     return detections.with_fields(kinds=tuple(kinds), quads=quads)
 
 
 def _edge_search(model: Model, balanced: Image, outlines: list[list[npt.NDArray[np.float32]]]
-                 ) -> list[tuple[dict[str, int], float]]:
-    """The surest reading of each card found coarse to fine (``EDGE_SEARCH_*``) from its
-    ``outlines`` (the located one, and the best fitted one if any): each scaled, turned
+                 ) -> list[tuple[tuple[dict[str, int], float], npt.NDArray[np.float32]]]:
+    """The surest reading of each card, and its outline, found coarse to fine
+    (``EDGE_SEARCH_*``) from its ``outlines`` (the located one, the best fitted one and
+    the best stepped one if any; or a newly stepped one): each scaled, turned
     or moved, then the surest of all those moved half as far each way; a card
     still under ``EDGE_NUDGED_SURE`` is searched so again from its surest outline
     (``EDGE_SEARCH_ROUNDS``)."""
@@ -254,7 +323,7 @@ def _edge_search(model: Model, balanced: Image, outlines: list[list[npt.NDArray[
                 model, balanced, [[best[n][1]] for n in again]), strict=True):
             if found[0][1] >= EDGE_AGAIN_SURE and found[0][1] > best[n][0][1]:
                 best[n] = found
-    return [reading for reading, _ in best]
+    return best
 
 
 def _edge_search_round(model: Model, balanced: Image,
@@ -302,3 +371,4 @@ def _edge_readings(model: Model, balanced: Image, quads: list[npt.NDArray[np.flo
         product = float(np.prod(np.minimum(1.0, probs.max(axis=1) / model.sure)))
         out.append((counts, product ** (np.log(0.5) / np.log(EDGE_SURE_AT))))
     return out
+

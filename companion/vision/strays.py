@@ -1,6 +1,7 @@
 """Pieces that are no pieces: a fingertip, a patch of table or a scrap of a tile the
 locator outlined, read unsure, whose face is unlike the photo's sure pieces' in colour
-or far smaller (``without_strays``, one rule a kind)."""
+or far smaller (``without_strays``, one rule a kind; Rox element cards apart from the
+rows, ``without_rox_strays``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.vision.detections import (
+    MIN_CONFIDENCE,
     Detections,
     rectify,
 )
@@ -58,6 +60,21 @@ unchanged. At 0.95, with the retrained ``nox_card``, which read a hand's fingers
 normal and 61200, 61300 hard unchanged."""
 
 
+ROX_STRAY_APART = 2.5
+ROX_STRAY_CHROMA = 15.0
+ROX_STRAY_LIGHTNESS = 90.0
+"""An unknown Rox "element card" (read under ``MIN_CONFIDENCE``) whose centre lies at
+least ``ROX_STRAY_APART`` card sides from every sure element card's, and whose face is
+``ROX_STRAY_CHROMA`` off theirs in colour or ``ROX_STRAY_LIGHTNESS`` in lightness
+(either way: element cards come dark or light), is no element card: a hand's fingers
+outlined as cards, or a scoring card taken for one (missing from the scoring cards
+either way). A card partly under a hand lies in its row, beside a sure card, and stays
+unknown. Dev seeds 61100-61139, 61800-61839 and 61900-61939 normal, 61100-61139 and
+61800-61839 hard: dropped 9 outlines on no piece and 8 on scoring cards, no element
+card; the unknown element cards 2.5 sides or more apart were at most 12.5 off in
+colour and 66 in lightness (under a glare spot, 61139 hard: dropped at 60)."""
+
+
 @dataclass(frozen=True)
 class StrayRule:
     """How ``without_strays`` judges one kind: pieces read less sure than
@@ -100,6 +117,31 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
 
         usual_area = float(np.median([area(i) for i in sure]))
         strays |= {i for i in doubtful if area(i) < rule.tiny * usual_area}
+    return read.select([i for i in read if i not in strays]) if strays else read
+
+
+def without_rox_strays(read: Detections, balanced: Image) -> Detections:
+    """Without the unknown Rox element cards apart from the sure ones and unlike them in
+    face (``ROX_STRAY_*``): read unknown they would stand in the state as a row of one
+    card that could not be read."""
+    cards = [i for i in read if read.kinds[i] == "rox_card"]
+    sure = [i for i in cards if float(read.confidences[i]) >= MIN_CONFIDENCE]
+    doubtful = [i for i in cards if float(read.confidences[i]) < MIN_CONFIDENCE]
+    if len(sure) < 3 or not doubtful:
+        return read
+    centres = read.quads.mean(axis=1)
+    side = float(np.median([np.sqrt(abs(cv2.contourArea(read.quads[i].astype(np.float32))))
+                            for i in sure]))
+    usual = np.median([_face_colour(balanced, read.quads[i]) for i in sure], axis=0)
+    strays = set()
+    for i in doubtful:
+        if min(float(np.linalg.norm(centres[i] - centres[j])) for j in sure) \
+                < ROX_STRAY_APART * side:
+            continue
+        face = _face_colour(balanced, read.quads[i])
+        if (float(np.hypot(*(face[1:] - usual[1:]))) >= ROX_STRAY_CHROMA
+                or abs(float(face[0] - usual[0])) >= ROX_STRAY_LIGHTNESS):
+            strays.add(i)
     return read.select([i for i in read if i not in strays]) if strays else read
 
 

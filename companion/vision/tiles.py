@@ -36,6 +36,7 @@ from companion.vision.reading import (
     portrait_first,
     read_quads,
     softmax,
+    stepped_outlines,
     surer_readings,
     top_labels,
     with_readings,
@@ -232,24 +233,8 @@ def stepped_from_neighbours(read: Detections, balanced: Image, model: Model) -> 
     doubtful = [i for i in tiles if float(read.confidences[i]) < UNSURE]
     if not sure or not doubtful:
         return read
-    tries: list[tuple[int, npt.NDArray[np.float32]]] = []
-    for i in doubtful:
-        outline = read.quads[i].astype(np.float32)
-        reach = 1.5 * float(side_lengths(outline).max())
-        for j in sure:
-            q = read.quads[j]
-            if float(np.linalg.norm(q.mean(axis=0) - outline.mean(axis=0))) > reach:
-                continue
-            right, down = down_vector(rotate_quad(q, 3), False), down_vector(q, False)
-            for step in (right, -right, down, -down):
-                moved = (q + STEP_PITCH * step).astype(np.float32)
-                centre = tuple(float(v) for v in moved.mean(axis=0))
-                if cv2.pointPolygonTest(outline, centre, False) < 0:
-                    continue
-                if any(quad_iou(moved, read.quads[k]) >= STEP_OVERLAP
-                       for k in tiles if k != i):
-                    continue
-                tries.append((i, moved))
+    tries = stepped_outlines({i: read.quads[i] for i in tiles}, sure, doubtful,
+                             pitch=STEP_PITCH, overlap=STEP_OVERLAP)
     return with_readings(read, model, surer_readings(read, balanced, model, tries))
 
 

@@ -66,3 +66,37 @@ def test_read_names_players_and_refuses_bad_options(
     assert "players" in capsys.readouterr().err
     assert main(["read", "rox", str(photo), "--profile", str(tmp_path / "none.json")]) == 2
     assert "cannot read profile" in capsys.readouterr().err
+
+
+def test_fingers_outlined_as_rox_cards_apart_from_the_rows_are_no_cards() -> None:
+    """Dev 61824 (normal): two fingertips outlined as element cards, far from the rows
+    and far lighter than the dark cards, are dropped, and the photo reads exactly (they
+    stood as two rows of a card that could not be read). In 61823 a card partly under a
+    hand lies in its row and stays unknown."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("rox", seed=61824, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert len(read.state["rows"]) == len(scene.state["players"])
+    assert compare(scene, read).state
+    scene = render_scene("rox", seed=61823, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert any(u["what"] == "element card" for u in read.unknown)
+
+
+def test_rox_cards_outlined_as_scoring_cards_in_a_row_read_through_a_neighbours_outline(
+        ) -> None:
+    """Dev 61833 (normal): two cards of a row beside a hand's fingers, their outlines
+    off, were located as scoring cards and read neither way; read through a sure
+    neighbour's outline stepped over, they are element cards, and the photo reads
+    exactly (the row had split in three)."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("rox", seed=61833, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert compare(scene, read).state

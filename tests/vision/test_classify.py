@@ -231,7 +231,7 @@ def test_a_rox_card_outlined_askew_is_searched_for(monkeypatch) -> None:
     monkeypatch.setattr(module, "EDGE_REFIT_BELOW", 0.0)  # the search alone
     searched = tally()
     monkeypatch.setattr(module, "_edge_search",
-                        lambda model, balanced, outlines: [({}, 0.0)] * len(outlines))
+                        lambda model, balanced, outlines: [(({}, 0.0), None)] * len(outlines))
     plain = tally()
     assert len(cards) >= 30
     # here 41 of 41 sure and exact searched for, 11 not; none sure and wrong
@@ -288,9 +288,11 @@ def test_a_rox_card_still_unsure_after_the_search_is_searched_again(monkeypatch)
     """A located outline off by more than one search step's reach (a side located 15 %
     short) is reached in a second round from the surest outline of the first: on these
     photos one card each is read sure and right in two rounds, unsure in one, and no
-    card is read sure and wrong either way."""
+    card is read sure and wrong either way (without the neighbours' stepped outlines,
+    which reach these cards too)."""
     from companion.vision import rox_edges as module
 
+    monkeypatch.setattr(module, "stepped_outlines", lambda *_, **__: [])  # the search alone
     photos = _located_rox_cards((61303, 61314))
 
     def sure_right_and_wrong() -> tuple[int, int]:
@@ -1051,3 +1053,30 @@ def test_fairly_sure_qwixx_cards_are_checked_at_card_size_on_the_sheet(
     assert plain_wrong >= 4, (plain, plain_wrong)  # the scenes still show the fault
     assert checked_wrong <= 1 and checked >= plain + 2, (checked, checked_wrong, plain,
                                                          plain_wrong)
+
+
+def test_a_rox_card_unsure_is_read_through_its_sure_neighbours_outline(monkeypatch) -> None:
+    """A located outline swollen by a hand's shadow (61828) or cut short at a faint seam
+    (61810, 61901) is read through a sure neighbour's outline stepped one card over,
+    searched from there: on these photos such cards read sure and right, unsure without
+    the steps, and no card is read sure and wrong either way."""
+    from companion.vision import rox_edges as module
+
+    photos = _located_rox_cards((61828, 61810, 61901))
+
+    def sure_right_and_wrong() -> tuple[int, int]:
+        right = wrong = 0
+        for balanced, pairs in photos:
+            read = module.read_rox_edges(balanced, np.array([q for q, _ in pairs]),
+                                         MODELS_DIR)
+            for (counts, sure), (_, p) in zip(read, pairs, strict=True):
+                exact = counts == {e: p.edge.get(e, 0) for e in counts}
+                right += sure >= 0.5 and exact
+                wrong += sure >= 0.5 and not exact
+        return right, wrong
+
+    stepped = sure_right_and_wrong()
+    monkeypatch.setattr(module, "stepped_outlines", lambda *_, **__: [])
+    unstepped = sure_right_and_wrong()
+    assert stepped[0] >= unstepped[0] + 3 and stepped[1] == unstepped[1] == 0, (
+        stepped, unstepped)
