@@ -230,13 +230,13 @@ def fill_missing_seats(items: list[int], missing: list[int], seated: dict[int, i
     return best[1]
 
 
-def seat_names(pairs: Mapping[int, int], seat_marks: Sequence[SeatMark],
-               players: Sequence[str] | None, directions: list[float], what: str,
-               notes: list[str], *, clockwise: bool = False) -> dict[int, str]:
-    """Player names of the items (kitties, rows) at ``directions`` (from the table's
-    middle toward each one's player): those matched to a seat marker (``pairs``: item
-    -> index in ``seat_marks``), and for the seats whose marker was not seen (of as many
-    seats as names given, or as the highest marker seen) the unmatched items by
+def seat_numbers(pairs: Mapping[int, int], seat_marks: Sequence[SeatMark],
+                 players: Sequence[str] | None, directions: list[float], what: str,
+                 notes: list[str], *, clockwise: bool = False) -> dict[int, int]:
+    """Seat numbers of the items (kitties, rows, sheets) at ``directions`` (from the
+    table's middle toward each one's player): those matched to a seat marker (``pairs``:
+    item -> index in ``seat_marks``), and for the seats whose marker was not seen (of as
+    many seats as names given, or as the highest marker seen) the unmatched items by
     ``fill_missing_seats`` (``clockwise``: its seat order), saying so in ``notes``
     (``what``: "a kitty", "a row")."""
     seated = {g: seat_marks[s].number for g, s in pairs.items()}
@@ -248,8 +248,22 @@ def seat_names(pairs: Mapping[int, int], seat_marks: Sequence[SeatMark],
         notes.append("seat marker(s) " + ", ".join(str(SEAT_IDS[k]) for k in missing)
                      + f" not seen: {what} without one is its seat's by the seats' order "
                      "round the table")
-    named = {s.number: s.name for s in seat_marks}
-    return {g: named.get(k) or seat_name(k, players) for g, k in seated.items()}
+    return seated
+
+
+def seat_names(pairs: Mapping[int, int], seat_marks: Sequence[SeatMark],
+               players: Sequence[str] | None, directions: list[float], what: str,
+               notes: list[str], *, clockwise: bool = False) -> dict[int, str]:
+    """Player names of the items: the names of their ``seat_numbers`` (same arguments)."""
+    seated = seat_numbers(pairs, seat_marks, players, directions, what, notes,
+                          clockwise=clockwise)
+    return {g: seat_player(k, seat_marks, players) for g, k in seated.items()}
+
+
+def seat_player(k: int, seat_marks: Sequence[SeatMark], players: Sequence[str] | None
+                ) -> str:
+    """Seat ``k``'s player: the name its seen marker carries, else ``seat_name``."""
+    return {s.number: s.name for s in seat_marks}.get(k) or seat_name(k, players)
 
 
 def seat_count(seat_marks: Sequence[SeatMark], players: Sequence[str] | None) -> int:

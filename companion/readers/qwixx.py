@@ -11,6 +11,7 @@ joker cards (``g7``, ``J5``); backs (``back7``) are the display and are not a pl
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +28,8 @@ from companion.readers.common import (
     frame,
     indices,
     marker_list,
+    seat_numbers,
+    seat_player,
     seats,
     unsure,
 )
@@ -66,9 +69,11 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     if seat_marks:
         costs = np.array([[float(np.linalg.norm(frames[i].centre - s.xy)) for s in seat_marks]
                           for i in sheets]).reshape(len(sheets), len(seat_marks))
-        pairs = dict(assign(costs))
-        named = [(seat_marks[pairs[k]].number if k in pairs else 99 + k,
-                  seat_marks[pairs[k]].name if k in pairs else f"sheet{k + 1}", i)
+        numbers = seat_numbers(dict(assign(costs)), seat_marks, players,
+                               _directions(detections, sheets, frames), "a sheet",
+                               result.notes)
+        named = [(numbers[k], seat_player(numbers[k], seat_marks, players), i)
+                 if k in numbers else (99 + k, f"sheet{k + 1}", i)
                  for k, i in enumerate(sheets)]
         named.sort()
         order = [(name, i) for _, name, i in named]
@@ -94,6 +99,19 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
         state["play"] = play
     result.state = state
     return result
+
+
+def _directions(detections: Detections, sheets: list[int], frames: dict[int, Any]
+                ) -> list[float]:
+    """Each sheet's direction from the table's middle toward its player: from the
+    display, which lies in the middle (RULES.md §2, setup), else the way the sheet faces."""
+    display = [frame(detections.quads[i]).centre for i in indices(detections, ("qwixx_card",))
+               if str(detections.labels[i]).startswith("back")]
+    if not display:
+        return [frames[i].down_angle for i in sheets]
+    middle = np.mean(display, axis=0)
+    return [math.atan2(float(frames[i].centre[1] - middle[1]),
+                       float(frames[i].centre[0] - middle[0])) for i in sheets]
 
 
 def _sheet(detections: Detections, i: int, result: ReadState) -> dict[str, Any] | None:

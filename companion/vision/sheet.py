@@ -7,7 +7,10 @@ every box's quad follows exactly. The original pad (drawn by ``companion.synth``
 quad is rectified upright (the turn chosen so the red row is on top, blue at the
 bottom) and the boxes are placed from that layout. The foul row, below the coloured rows
 the fit sees, is moved on its own when the box model is unsure of it where the fit put
-it and sure of it a little above or below (``_foul_refit``).
+it and sure of it a little above or below (``_foul_refit``). Before that, a pad with a
+coloured box the model is unsure of is moved and stretched a little to where the model
+is surest of its coloured rows (``_surest_shift``): on a blurred photo the fit can lie a
+third of a box off.
 
 Crossed or not is judged from pixel statistics after white balance: each row's empty
 box colour and its print colour are measured on the sheet itself (the box interiors'
@@ -76,9 +79,28 @@ FOUL_STEP = 0.05
 FOUL_SURE = 0.7
 """A moved foul row is kept when the box model's mean sureness over its four boxes is at
 least this, at its place and a step either way."""
-FOUL_MIN_PX = 12.0
-"""Only on sheets whose rows are this many pixels high or more in the photo (foul boxes
-of 7.5 px or more): on smaller ones the model was sure of wrong places as often."""
+MOVE_MIN_ROW_PX = 12.0
+"""Boxes are moved (``_foul_refit``, ``_surest_shift``) only on sheets whose rows are
+this many pixels high or more in the photo (foul boxes of 7.5 px or more): on smaller
+ones the model was sure of wrong places as often (hard dev scene 61820: rows 10 px high,
+an empty box read crossed 0.82 a fifth of a box away)."""
+
+SHIFT_STEPS = (0.2, 0.1)
+"""A pad whose coloured rows hold a box the model is unsure of is moved along and across
+its rows (``_surest_shift``) on a grid of this share of a column and of a row, then of
+the second share around the surest place."""
+SHIFT_REACH = 0.4
+"""The coarse grid reaches this share of a column and of a row either way."""
+SHIFT_STRETCHES = (0.92, 0.95, 0.98, 1.02, 1.05, 1.08)
+"""Then its height is scaled by each of these about its coloured rows' middle (a fit
+that spreads the rows puts the foul row below them further off)."""
+SHIFT_GAIN = 0.02
+"""The surest place is kept when the model's mean sureness over the coloured rows'
+boxes there beats the fit's by this much,"""
+SHIFT_SURE = 0.9
+"""and is this much or more: a sheet under a hand reads unsure everywhere (hard dev
+scenes 61801, 61819: 0.70 -> 0.78 and 0.62 -> 0.76; blurred sheets moved right:
+0.95-0.98)."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +161,12 @@ def read_sheet(image: Image, quad: npt.ArrayLike | None, *, markers: Sequence[An
         if moved is not None:
             upright = moved
             placed = _placed(moved)
+            p = _crossed(image, placed, template)
+    if upright is not None and template is PAD:  # a box unsure: the fit a little off?
+        shifted = _surest_shift(image, upright, p)
+        if shifted is not None:
+            upright = shifted
+            placed = _placed(shifted)
             p = _crossed(image, placed, template)
     if upright is not None:  # the foul row lies beyond the fitted rows: placed right?
         refit = _foul_refit(image, upright, p)
@@ -290,6 +318,71 @@ def _column_refit(image: Image, quads: Sequence[Quad], fitted: Quad, fit: float
     return None if best is None else best[0]
 
 
+def _row_px(upright: Quad) -> float:
+    """The height in the photo, in pixels, of a coloured row of the pad at ``upright``."""
+    layout = qwixx_sheet_layout(1.0, 1.0)
+    row = float(layout["yellow"][0][1] - layout["red"][0][1])
+    ends = cv2.perspectiveTransform(np.array([[[0.5, 0.5]], [[0.5, 0.5 + row]]]),
+                                    _face_to_image(upright))
+    return float(np.linalg.norm(ends[1] - ends[0]))
+
+
+def _shifted(upright: Quad, along: float, across: float, *, stretch: float = 1.0) -> Quad:
+    """The pad's upright quad moved ``along`` columns and ``across`` rows in its own face,
+    and its height scaled by ``stretch`` about the middle of its coloured rows."""
+    layout = qwixx_sheet_layout(1.0, 1.0)
+    dx = along * _column()
+    dy = across * float(layout["yellow"][0][1] - layout["red"][0][1])
+    middle = float(layout["red"][0][1] + layout["blue"][0][3]) / 2
+    y0, y1 = middle - middle * stretch + dy, middle + (1 - middle) * stretch + dy
+    face = np.array([[[dx, y0]], [[1 + dx, y0]], [[1 + dx, y1]], [[dx, y1]]], np.float64)
+    return cv2.perspectiveTransform(face, _face_to_image(upright)).reshape(4, 2).astype(
+        np.float32)
+
+
+def _surest_shift(image: Image, upright: Quad, crossed: npt.ArrayLike) -> Quad | None:
+    """The pad's fit moved along and across its rows to where the box model is surest of
+    the coloured rows' boxes, when it is unsure of one of them at the fit: on a blurred
+    photo the fit to the rows' colours can lie a third of a box off, and boxes read there
+    unsure or wrong (dev scenes 61804, 61815, 61817: boxes 8-10 px wide, fits 2-4 px off,
+    read right at the surest place). A grid of ``SHIFT_STEPS[0]`` within
+    ``SHIFT_REACH``, then one of ``SHIFT_STEPS[1]`` round its surest place, then that
+    place's height scaled by each of ``SHIFT_STRETCHES``; None when no
+    coloured box is unsure, on a sheet under ``MOVE_MIN_ROW_PX``, without the box model,
+    or when no place is ``SHIFT_GAIN`` surer than the fit and ``SHIFT_SURE``."""
+    coloured = len(_pad_names()) - 4
+    p = np.asarray(crossed, np.float64)[:coloured]
+    if (np.abs(2.0 * p - 1.0) >= MIN_CONFIDENCE).all() or _row_px(upright) < MOVE_MIN_ROW_PX:
+        return None
+    here = float(np.abs(2.0 * p - 1.0).mean())
+    coarse, fine = SHIFT_STEPS
+    reach = round(SHIFT_REACH / coarse)
+    best: tuple[float, float, float, float] = (here, 0.0, 0.0, 1.0)
+    for stage in ("coarse", "fine", "stretch"):
+        _, x, y, _ = best
+        if stage == "coarse":
+            offsets = [(a * coarse, b * coarse, 1.0) for a in range(-reach, reach + 1)
+                       for b in range(-reach, reach + 1) if (a, b) != (0, 0)]
+        elif stage == "fine":  # round the surest coarse place
+            offsets = [(x + a * fine, y + b * fine, 1.0) for a in (-1, 0, 1)
+                       for b in (-1, 0, 1) if (a, b) != (0, 0)]
+        else:
+            offsets = [(x, y, f) for f in SHIFT_STRETCHES]
+        placed = [box for along, across, stretch in offsets
+                  for box in _placed(_shifted(upright, along, across, stretch=stretch)
+                                     )[:coloured]]
+        probs = _box_model(image, placed)
+        if probs is None:
+            return None
+        sureness = np.abs(2.0 * probs - 1.0).reshape(len(offsets), coloured).mean(axis=1)
+        k = int(np.argmax(sureness))
+        if sureness[k] > best[0]:
+            best = (float(sureness[k]), *offsets[k])
+    if best[0] < max(here + SHIFT_GAIN, SHIFT_SURE):
+        return None
+    return _shifted(upright, best[1], best[2], stretch=best[3])
+
+
 def _foul_refit(image: Image, upright: Quad, crossed: npt.ArrayLike
                 ) -> tuple[Placed, npt.NDArray[np.float64]] | None:
     """The pad's four foul boxes moved up or down, when the box model is unsure of one of
@@ -309,8 +402,7 @@ def _foul_refit(image: Image, upright: Quad, crossed: npt.ArrayLike
     h = _face_to_image(upright)
     layout = qwixx_sheet_layout(1.0, 1.0)
     row = float(layout["yellow"][0][1] - layout["red"][0][1])
-    ends = cv2.perspectiveTransform(np.array([[[0.5, 0.5]], [[0.5, 0.5 + row]]]), h)
-    if float(np.linalg.norm(ends[1] - ends[0])) < FOUL_MIN_PX:
+    if _row_px(upright) < MOVE_MIN_ROW_PX:
         return None
     steps = np.arange(-round(FOUL_REACH / FOUL_STEP), round(FOUL_REACH / FOUL_STEP) + 1)
     moved: Placed = [("foul", k + 1, _map_rect(h, (x0, y0 + s * FOUL_STEP * row, x1,

@@ -38,6 +38,24 @@ def test_seat_markers_name_the_sheets() -> None:
         assert read.state["play"]["player"] == scene.state["play"]["player"]
 
 
+def test_a_seat_marker_not_seen_leaves_its_sheet_to_its_seat() -> None:
+    """A blurred seat marker may go unseen (dev scene 61001): the sheet with no marker
+    is the missing seat's, from the seats' order round the display in the table's middle,
+    not put after the others; two seats missing as well (hard dev scene 61815)."""
+    found = [s for s in scenes("normal") if len(s.state["sheets"]) >= 3
+             and sum(m["id"] >= 10 for m in s.markers) >= 3]
+    assert found
+    for scene in found:
+        seat_ids = sorted(m["id"] for m in scene.markers if m["id"] >= 10)
+        for dropped in [{k} for k in seat_ids] + [set(seat_ids[:2]), set(seat_ids[1:])]:
+            seen = [m for m in scene.markers if m["id"] not in dropped]
+            read = read_scene(scene, seen=seen)
+            assert list(read.state["sheets"]) == list(scene.state["sheets"]), (
+                scene.seed, dropped)
+            assert read.state["play"]["player"] == scene.state["play"]["player"]
+            assert any(str(min(dropped)) in note for note in read.notes)
+
+
 def test_unsure_boxes_are_reported() -> None:
     scene = scenes("easy")[0]
     dets = detections_from_scene(scene)
