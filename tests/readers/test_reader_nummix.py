@@ -96,6 +96,18 @@ def test_located_tiles_of_one_construct_stay_together() -> None:
     assert frozenset({"k8", "r8", "o8", "b8"}) in got
 
 
+def test_a_column_a_third_of_a_tile_off_its_run_stays_in_the_construct() -> None:
+    """Dev scene 60158 (normal): the column r15 k15 under a blue run's first tile is
+    located 0.33 of a tile across from it (short outlines); within ``TOUCH_ACROSS`` it
+    stays in the construct, which at 0.3 lost k15."""
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("nummix", seed=60158, difficulty="normal")
+    read = read_scene(scene, read_image(scene.image, game="nummix").detections)
+    got = {frozenset(t for _, _, t in c) for c in nummix_components(read.state["grid"])}
+    assert frozenset({"b15", "b16", "b17", "b1", "r15", "k15"}) in got
+
+
 def test_a_tile_set_off_a_little_stays_in_its_construct() -> None:
     """A located outline a few pixels short moves the tile's centre across its line
     (rendered seeds: up to a quarter of a tile): the tile still belongs to the
