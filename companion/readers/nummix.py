@@ -105,8 +105,12 @@ read surely enough to use), when that is not its reading already or it was read
 unknown: the model wavers between two labels (a blurred 15 or 16) and the table
 settles which (``_fitted_to_constructs``)."""
 
-TOUCH_AXIS = math.radians(16)
-"""Tiles turned further apart than this do not line up in one construct."""
+TOUCH_AXIS = math.radians(18)
+"""Tiles turned further apart than this do not line up in one construct. At 18° rather
+than 16°: located outlines of touching tiles stood up to 16.4° apart (dev 60129 normal:
+a row lost its last tile; 61110 hard); within 18° came, of tiles that do not touch,
+only a rack's tiles and two lying tiles beside a rack's end (rendered seeds
+60000-60199 normal, 60000-60109 hard; dev 60018, 60042 hard, read wrong either way)."""
 
 Cells = dict[int, tuple[int, int]]
 

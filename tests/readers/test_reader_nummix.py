@@ -108,6 +108,17 @@ def test_a_column_a_third_of_a_tile_off_its_run_stays_in_the_construct() -> None
     assert frozenset({"b15", "b16", "b17", "b1", "r15", "k15"}) in got
 
 
+def test_a_tile_turned_16_degrees_from_its_neighbour_stays_in_its_row() -> None:
+    """Dev scene 60129 (normal): the last tile of the row k2 Jrk o2 b2 is located
+    16.4° turned from its neighbour; within ``TOUCH_AXIS`` it stays in the row."""
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("nummix", seed=60129, difficulty="normal")
+    read = read_scene(scene, read_image(scene.image, game="nummix").detections)
+    got = {frozenset(t for _, _, t in c) for c in nummix_components(read.state["grid"])}
+    assert frozenset({"k2", "Jrk", "o2", "b2"}) in got
+
+
 def test_a_tile_set_off_a_little_stays_in_its_construct() -> None:
     """A located outline a few pixels short moves the tile's centre across its line
     (rendered seeds: up to a quarter of a tile): the tile still belongs to the
