@@ -185,7 +185,7 @@ def _fitted_to_constructs(detections: Detections, cells: Cells, bad: set[int]
     out: dict[int, str] = {}
     for i in doubtful:
         own = [line.cells for line in lines if cells[i] in line.cells]
-        if not own or any(at[c] in doubtful and at[c] != i for cell in own for c in cell):
+        if not own or any(at[c] in doubtful and at[c] != i for line in own for c in line):
             continue
 
         def valid(label: str, i: int = i, own: list[tuple[tuple[int, int], ...]] = own) -> bool:
