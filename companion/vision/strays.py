@@ -5,6 +5,7 @@ rows, ``without_rox_strays``)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import cv2
@@ -51,6 +52,17 @@ none, 2 covered less than 0.2 (0.19, and 0.11 in dev 61300 normal: a corner of a
 tile that stood in the grid as '?')."""
 
 
+LONE_TILE = 2.5
+"""An unknown Nummix "tile" (read under ``MIN_CONFIDENCE``) ``STRAY_DARKER`` darker than
+the sure tiles, whose nearest located tile stands at least this many tile sizes (square
+root of the sure tiles' median area) off, is no tile, whatever its colour: a fingertip
+of a hand reaching in, which white balance leaves near the faces' colour (dev 60007,
+60134, 60155 normal: 3-7 off, 29-90 darker, 7.8-12 sizes from any tile). Unsure tiles
+of rendered seeds 60000-60199 normal and 60000-60099 hard: 16 such, 15 on no tile, one
+on a tile 0.38 under a hand (read unknown either way); the closest lone tiles this
+dark were 2.2-2.47 off."""
+
+
 NOX_DOUBTFUL = 0.95
 """Nox cards read less sure than this are held to the sure cards' face colour
 (``without_strays``). At 0.9 rather than ``UNSURE``, dev scenes, exact: 61200 normal
@@ -80,15 +92,17 @@ class StrayRule:
     """How ``without_strays`` judges one kind: pieces read less sure than
     ``doubtful_below`` whose face is ``chroma`` off the surer ones' in colour (and
     ``STRAY_DARKER`` darker), or covering under ``tiny`` of their median area, are no
-    pieces."""
+    pieces; nor, with ``lone``, are unknown ones ``STRAY_DARKER`` darker that stand
+    ``lone`` sizes or more from any other piece of the kind."""
 
     chroma: float
     doubtful_below: float = UNSURE
     tiny: float = 0.0
+    lone: float = 0.0
 
 
 STRAY_RULES = {
-    "nummix_tile": StrayRule(TILE_STRAY_CHROMA, tiny=TINY_TILE),
+    "nummix_tile": StrayRule(TILE_STRAY_CHROMA, tiny=TINY_TILE, lone=LONE_TILE),
     "catbox_card": StrayRule(STRAY_CHROMA),
     "nox_card": StrayRule(STRAY_CHROMA, doubtful_below=NOX_DOUBTFUL),
 }
@@ -108,15 +122,21 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
         return read
     faces = {i: _face_colour(balanced, read.quads[i]) for i in sure + doubtful}
     usual = np.median([faces[i] for i in sure], axis=0)
-    strays = {i for i in doubtful
-              if float(np.hypot(*(faces[i][1:] - usual[1:]))) >= rule.chroma
-              and float(usual[0] - faces[i][0]) >= STRAY_DARKER}
-    if rule.tiny:
-        def area(i: int) -> float:
-            return abs(float(cv2.contourArea(read.quads[i].astype(np.float32))))
+    darker = {i for i in doubtful if float(usual[0] - faces[i][0]) >= STRAY_DARKER}
+    strays = {i for i in darker if float(np.hypot(*(faces[i][1:] - usual[1:]))) >= rule.chroma}
 
-        usual_area = float(np.median([area(i) for i in sure]))
+    def area(i: int) -> float:
+        return abs(float(cv2.contourArea(read.quads[i].astype(np.float32))))
+
+    usual_area = float(np.median([area(i) for i in sure]))
+    if rule.tiny:
         strays |= {i for i in doubtful if area(i) < rule.tiny * usual_area}
+    if rule.lone:
+        centres = read.quads.mean(axis=1)
+        reach = rule.lone * math.sqrt(usual_area)
+        strays |= {i for i in darker if float(read.confidences[i]) < MIN_CONFIDENCE
+                   and all(float(np.linalg.norm(centres[j] - centres[i])) >= reach
+                           for j in tiles if j != i)}
     return read.select([i for i in read if i not in strays]) if strays else read
 
 

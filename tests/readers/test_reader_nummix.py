@@ -96,6 +96,29 @@ def test_located_tiles_of_one_construct_stay_together() -> None:
     assert frozenset({"k8", "r8", "o8", "b8"}) in got
 
 
+def test_a_column_a_third_of_a_tile_off_its_run_stays_in_the_construct() -> None:
+    """Dev scene 60158 (normal): the column r15 k15 under a blue run's first tile is
+    located 0.33 of a tile across from it (short outlines); within ``TOUCH_ACROSS`` it
+    stays in the construct, which at 0.3 lost k15."""
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("nummix", seed=60158, difficulty="normal")
+    read = read_scene(scene, read_image(scene.image, game="nummix").detections)
+    got = {frozenset(t for _, _, t in c) for c in nummix_components(read.state["grid"])}
+    assert frozenset({"b15", "b16", "b17", "b1", "r15", "k15"}) in got
+
+
+def test_a_tile_turned_16_degrees_from_its_neighbour_stays_in_its_row() -> None:
+    """Dev scene 60129 (normal): the last tile of the row k2 Jrk o2 b2 is located
+    16.4° turned from its neighbour; within ``TOUCH_AXIS`` it stays in the row."""
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("nummix", seed=60129, difficulty="normal")
+    read = read_scene(scene, read_image(scene.image, game="nummix").detections)
+    got = {frozenset(t for _, _, t in c) for c in nummix_components(read.state["grid"])}
+    assert frozenset({"k2", "Jrk", "o2", "b2"}) in got
+
+
 def test_a_tile_set_off_a_little_stays_in_its_construct() -> None:
     """A located outline a few pixels short moves the tile's centre across its line
     (rendered seeds: up to a quarter of a tile): the tile still belongs to the
@@ -129,3 +152,23 @@ def test_a_tile_set_off_a_little_stays_in_its_construct() -> None:
 
     assert shifted(0.25) == truth
     assert shifted(0.5) != truth
+
+
+def test_an_unsure_tile_is_read_as_the_alternative_its_run_takes(monkeypatch) -> None:
+    """Dev scene 60194 (normal): a blurred black 15 in the run k11 k12 Jrk k14 k15 k16
+    is read k16 at 0.73 (k15 0.24); of the close alternatives only k15 makes the run
+    valid, so it is read k15 and the state is exact, with a note saying so
+    (``FIT_SHARE``). Read by the photo alone, the run holds two 16s."""
+    from companion.readers import nummix as module
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("nummix", seed=60194, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="nummix", players=players, caller=caller).reading
+    assert compare(scene, read).state
+    assert any("read k15 to fit its constructs" in note for note in read.notes)
+    monkeypatch.setattr(module, "FIT_SHARE", 1.01)
+    alone = read_photo(scene.image, game="nummix", players=players, caller=caller).reading
+    assert not compare(scene, alone).state
+    assert any(line.split().count("k16") == 2 for line in alone.state["grid"])

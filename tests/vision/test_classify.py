@@ -683,6 +683,27 @@ def test_a_pale_fingertip_taken_for_a_tile_is_dropped(monkeypatch) -> None:
     assert len(classify(image, found, game="nummix", ocr="off")) == len(tiles) + 1
 
 
+def test_a_lone_fingertip_in_the_tiles_colour_is_dropped(monkeypatch) -> None:
+    """Dev scene 60155 (normal): a hand's fingertip, far from every tile, is outlined
+    and read unknown; white balance leaves it near the faces' colour (6 off), so only
+    being darker and alone tells it (``LONE_TILE``). Dropped, the state is read exact;
+    without that bound it stands in the grid as '?'."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+    from companion.synth import render_scene
+    from companion.vision import strays as module
+
+    scene = render_scene("nummix", seed=60155, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="nummix", players=players, caller=caller)
+    assert compare(scene, read.reading).state
+    monkeypatch.setitem(module.STRAY_RULES, "nummix_tile", module.StrayRule(
+        module.TILE_STRAY_CHROMA, tiny=module.TINY_TILE))
+    kept = read_photo(scene.image, game="nummix", players=players, caller=caller)
+    assert len(kept.pieces.detections) == len(read.pieces.detections) + 1
+    assert any("?" in line.split() for line in kept.reading.state["grid"])
+
+
 def test_a_scrap_of_a_tile_outlined_as_a_tile_is_dropped(monkeypatch) -> None:
     """A small outline in a tile's corner (a tenth of a tile: plain face, the tile's own
     colour) reads unsure: it is dropped as far smaller than the sure tiles

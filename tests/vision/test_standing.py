@@ -69,6 +69,21 @@ def test_a_lit_ledge_is_told_by_its_contrast_alone(monkeypatch) -> None:
     assert not is_ledge([band])
 
 
+def test_a_stark_ledge_is_told_though_the_band_lightens_past_it(monkeypatch) -> None:
+    """Dev scene 60036 (normal): a black rack's ledge seen edge-on on a light table;
+    the bands' inner halves are near black (contrast 169, 0.21 as light as the faces),
+    but run past the ledge onto the table on some tiles (lightening 0.010 at the
+    median). ``LEDGE_STARK`` reads the rack apart; without it its six tiles stood in
+    the grid as a row."""
+    from companion.vision import standing
+
+    scene = render_scene("nummix", seed=60036, difficulty="normal")
+    found = read_image(scene.image, game="nummix").detections
+    assert any(len(rack) == 6 for rack in read_scene(scene, found).extra["racks"])
+    monkeypatch.setattr(standing, "LEDGE_STARK", 1000.0)
+    assert read_scene(scene, found).extra["racks"] == []
+
+
 def test_a_band_off_the_picture_is_not_measured() -> None:
     image = np.full((280, 640, 3), TABLE, np.uint8)  # the tile's foot is the bottom edge
     assert front_bands(image, _one_tile(image)) == (None,)
