@@ -13,8 +13,6 @@
 3. Groups that lie on one lattice near each other (constructs side by side, rows apart)
    share a grid; the others are separate grids, written one under another with an
    empty row between them (blank space between groups changes no construct).
-4. A tile read unsure takes the one close alternative under which its constructs are
-   valid (``FIT_SHARE``).
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.calibration.markers import TABLE_CORNER_IDS
-from companion.games.nummix_core import find_lines, line_options
 from companion.readers.common import (
     Frame,
     ReadState,
@@ -38,7 +35,6 @@ from companion.readers.common import (
     unsure,
 )
 from companion.vision.detections import Detections
-from companion.vision.reading import UNSURE
 from companion.vision.standing import is_ledge
 
 TILE = np.array([27.0, 37.0])
@@ -97,14 +93,6 @@ SAME_AXIS = math.radians(3)
 NEAR = 3
 """Groups this close (cells) may share a grid: constructs in a row or rows apart."""
 
-FIT_SHARE = 0.3
-"""A tile read unsure (under ``UNSURE``) is read as the one alternative, of those
-holding at least this share of the top reading's probability, under which every
-construct it stands in is valid (``nummix.run``/``group``/``size``; the others in them
-read surely enough to use), when that is not its reading already or it was read
-unknown: the model wavers between two labels (a blurred 15 or 16) and the table
-settles which (``_fitted_to_constructs``)."""
-
 TOUCH_AXIS = math.radians(18)
 """Tiles turned further apart than this do not line up in one construct. At 18° rather
 than 16°: located outlines of touching tiles stood up to 16.4° apart (dev 60129 normal:
@@ -132,15 +120,6 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     groups = _touching_image(quads, tiles)
     standing = _standing(detections, quads, groups, _table_homography(markers, profile))
     grids = _grids(quads, [g for g in groups if not set(g) & standing])
-    labels = list(detections.labels)
-    for cells in grids:
-        for i, label in _fitted_to_constructs(detections, cells, bad).items():
-            result.notes.append(f"tile {i} read {label} to fit its constructs (the photo "
-                                f"alone: {detections.labels[i]} at "
-                                f"{float(detections.confidences[i]):.2f})")
-            labels[i] = label
-            bad.discard(i)
-            result.unknown = [u for u in result.unknown if u["piece"] != i]
     lines: list[str] = []
     for g, cells in enumerate(grids):
         r0 = min(r for r, _ in cells.values())
@@ -153,7 +132,7 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
         for i, (r, c) in cells.items():
             if table[r - r0][c - c0] != ".":
                 result.notes.append(f"two tiles on one cell ({r - r0 + 1}, {c - c0 + 1})")
-            label = labels[i]
+            label = detections.labels[i]
             table[r - r0][c - c0] = "?" if i in bad or label is None else label
             result.roles[i] = {"role": "tile", "grid": g + 1, "row": len(lines) + r - r0 + 1,
                                "column": c - c0 + 1}
@@ -171,33 +150,6 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     if len(grids) > 1:
         result.notes.append(f"{len(grids)} separate grids, written one under another")
     return result
-
-
-def _fitted_to_constructs(detections: Detections, cells: Cells, bad: set[int]
-                          ) -> dict[int, str]:
-    """Tiles of one grid read unsure (``bad``: unknown) whose constructs one close
-    alternative alone makes valid (``FIT_SHARE``): index -> that label. Constructs
-    holding another doubtful or unknown tile are not judged."""
-    alternatives = detections.data.get("alternatives", ((),) * len(detections))
-    doubtful = {i for i in cells if i in bad or float(detections.confidences[i]) < UNSURE}
-    at = {cell: i for i, cell in cells.items()}
-    lines, _ = find_lines({cell: "?" for cell in at})
-    out: dict[int, str] = {}
-    for i in doubtful:
-        own = [line.cells for line in lines if cells[i] in line.cells]
-        if not own or any(at[c] in doubtful and at[c] != i for line in own for c in line):
-            continue
-
-        def valid(label: str, i: int = i, own: list[tuple[tuple[int, int], ...]] = own) -> bool:
-            return all(line_options([label if at[c] == i else str(detections.labels[at[c]])
-                                     for c in line]) for line in own)
-
-        options = alternatives[i] or ()
-        fits = [str(label) for label, p in options
-                if p >= FIT_SHARE * options[0][1] and valid(str(label))]
-        if len(fits) == 1 and (i in bad or fits[0] != detections.labels[i]):
-            out[i] = fits[0]
-    return out
 
 
 def _table_homography(markers: Sequence[Any], profile: Any) -> npt.NDArray[np.float64] | None:

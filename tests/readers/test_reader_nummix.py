@@ -152,23 +152,3 @@ def test_a_tile_set_off_a_little_stays_in_its_construct() -> None:
 
     assert shifted(0.25) == truth
     assert shifted(0.5) != truth
-
-
-def test_an_unsure_tile_is_read_as_the_alternative_its_run_takes(monkeypatch) -> None:
-    """Dev scene 60194 (normal): a blurred black 15 in the run k11 k12 Jrk k14 k15 k16
-    is read k16 at 0.73 (k15 0.24); of the close alternatives only k15 makes the run
-    valid, so it is read k15 and the state is exact, with a note saying so
-    (``FIT_SHARE``). Read by the photo alone, the run holds two 16s."""
-    from companion.readers import nummix as module
-    from companion.readers.photo import read_photo
-    from companion.readers.truth import compare, given_names
-
-    scene = render_scene("nummix", seed=60194, difficulty="normal")
-    players, caller = given_names(scene)
-    read = read_photo(scene.image, game="nummix", players=players, caller=caller).reading
-    assert compare(scene, read).state
-    assert any("read k15 to fit its constructs" in note for note in read.notes)
-    monkeypatch.setattr(module, "FIT_SHARE", 1.01)
-    alone = read_photo(scene.image, game="nummix", players=players, caller=caller).reading
-    assert not compare(scene, alone).state
-    assert any(line.split().count("k16") == 2 for line in alone.state["grid"])
