@@ -129,12 +129,13 @@ def board_cell(u: float, v: float) -> tuple[float, float]:
 BOARD_FIT_VIEW = (240, 120, 12)
 """The board is fitted to its cells in a view of this width and height (pixels) with
 this margin of table around it."""
-BOARD_FIT_CC = 0.55
+BOARD_FIT_CC = 0.48
 """A fit of the board to its cells is taken when its correlation with the board's
 layout reaches this. On rendered scenes 61000-61029 (normal) every fit that landed
 within 0.1 cells of the true corners reached 0.62 or more; the three that went astray
 (a hand over the board, a board seen steeply with cards against it) ended at 0.41 to
-0.45."""
+0.45. Seen steeply on a pale table (hard), fits on the cells correlate less: 0.50
+(dev 61319, 61333 hard), and under 0.55 the located quad, a column or two off, stood."""
 BOARD_FIT_GOOD = 0.65
 """A fit from the located quad correlating this well is kept without trying the other
 starts: on scenes 61300-61359 the side lines' start won only where the first fit had
