@@ -1,6 +1,7 @@
 """The Cat in the Box research board as ``classify`` reads it: turned upright and
 fitted to its printed cells, the tokens the circle search missed found in its cells'
-middles, and doubtful tokens (a circle on an empty cell or a shadow) dropped."""
+middles, and doubtful tokens (a circle on an empty cell, on the gap between cells or a
+shadow) dropped."""
 
 from __future__ import annotations
 
@@ -69,19 +70,38 @@ read under 0.9 on the board, the 9 true ones (hard) differed by 42 or more; 13 o
 14 that were no token (normal and hard) by 37 or less."""
 
 
+ACROSS_GAP = 0.15
+EMPTY_MIDDLE = 10.0
+"""A token more than ACROSS_GAP cells off its cell's middle along both the columns and
+the rows, whose cell's middle differs from the ring around it by less than
+EMPTY_MIDDLE (Lab: the cell is empty), is no token: the circle search's find where
+four cells' rounded corners meet, read as an observed token, surely. Dev 61804, 61812,
+61119 normal: 0.25-0.29 cells off both ways, their cells' middles 0.3-1.5; dev
+61600-61639 normal and hard, boards on their cells: no true token 0.2 off both ways,
+their cells' middles 13.6 or more."""
+
+
 def without_doubtful_tokens(read: Detections, balanced: Image) -> Detections:
-    """Without the doubtful tokens on the research board (``TOKEN_DOUBT``)."""
+    """Without the doubtful tokens on the research board (``TOKEN_DOUBT``) and the
+    circles on the gaps between its cells (``ACROSS_GAP``)."""
     boards = [i for i in read if read.kinds[i] == "catbox_board"]
-    doubtful = [i for i in read if read.kinds[i] == "token"
-                and float(read.confidences[i]) < TOKEN_DOUBT]
-    if not boards or not doubtful:
+    tokens = [i for i in read if read.kinds[i] == "token"]
+    if not boards or not tokens:
         return read
-    from companion.vision.locate import token_contrasts
+    from companion.vision.locate import cells_under, token_contrasts
 
     board = max(boards, key=lambda i: abs(cv2.contourArea(read.quads[i])))
-    contrasts = token_contrasts(balanced, read.quads[board],
-                                read.quads[doubtful].mean(axis=1))
-    drop = {i for i, c in zip(doubtful, contrasts, strict=True) if c < TOKEN_DOUBT_CONTRAST}
+    centres = read.quads[tokens].mean(axis=1)
+    drop = {i for i, place in zip(tokens, cells_under(balanced, read.quads[board], centres),
+                                  strict=True)
+            if place is not None and min(abs(place[0]), abs(place[1])) > ACROSS_GAP
+            and place[2] < EMPTY_MIDDLE}
+    doubtful = [i for i in tokens if float(read.confidences[i]) < TOKEN_DOUBT]
+    if doubtful:
+        contrasts = token_contrasts(balanced, read.quads[board],
+                                    read.quads[doubtful].mean(axis=1))
+        drop |= {i for i, c in zip(doubtful, contrasts, strict=True)
+                 if c < TOKEN_DOUBT_CONTRAST}
     return read.select([i for i in read if i not in drop]) if drop else read
 
 

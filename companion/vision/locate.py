@@ -674,6 +674,29 @@ def token_contrasts(image: Image, board: npt.NDArray[np.float32],
             if 0 <= x < width and 0 <= y < height else 0.0 for x, y in seen]
 
 
+def cells_under(image: Image, board: npt.NDArray[np.float32],
+                points: npt.NDArray[np.float32]) -> list[tuple[float, float, float] | None]:
+    """For each of ``points`` (image pixels) on the upright, fitted ``board``: how far
+    (cells) it lies from the middle of the cell under it along the columns and the rows,
+    and how much that cell's middle differs from the ring around it, a token's size
+    (``_token_contrast``: an empty cell's middle is its own colour); None off the cells."""
+    width, height = BOARD_VIEW
+    view, to_view = _board_view(image, board)
+    lab = cv2.cvtColor(view, cv2.COLOR_BGR2LAB)
+    seen = cv2.perspectiveTransform(np.asarray(points, np.float32).reshape(-1, 1, 2),
+                                    to_view).reshape(-1, 2)
+    out: list[tuple[float, float, float] | None] = []
+    for x, y in seen:
+        column, row = board_cell(float(x) / width, float(y) / height)
+        if not (0 <= column < BOARD_COLUMNS and 0 <= row < BOARD_ROWS):
+            out.append(None)
+            continue
+        u, v = cell_middle(int(row), int(column))
+        out.append((column % 1 - 0.5, row % 1 - 0.5,
+                    _token_contrast(lab, u * width, v * height, TOKEN_RADIUS)))
+    return out
+
+
 def _board_view(image: Image, board: npt.NDArray[np.float32]
                 ) -> tuple[Image, npt.NDArray[np.float64]]:
     """The ``board`` quad's content rectified to BOARD_VIEW (its first corner at the

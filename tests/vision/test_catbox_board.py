@@ -191,3 +191,18 @@ def test_an_outline_a_whole_column_short_is_lengthened_onto_the_cells() -> None:
     the fit from it lands a column off and correlates weakly, so it is tried again from
     the quad a column longer or shorter at either end, and comes back onto the cells."""
     assert _mended_when_cut(near_end=1.0) >= 5
+
+
+def test_a_circle_on_the_gap_between_cells_is_no_token() -> None:
+    """Dev 61812: the circle search finds a circle where four cells' rounded corners
+    meet (red and blue, 3 and 4), read surely as an observed token that blocked red 3;
+    it lies off its cell's middle both ways, the cell's middle empty (ACROSS_GAP), and is
+    dropped: the board reads exactly."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    scene = render_scene("catbox", seed=61812, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
+    assert reading.state["board"]["red"][2] == "."
+    assert compare(scene, reading).state
