@@ -206,3 +206,18 @@ def test_a_circle_on_the_gap_between_cells_is_no_token() -> None:
     reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
     assert reading.state["board"]["red"][2] == "."
     assert compare(scene, reading).state
+
+
+def test_a_doubtful_token_in_a_full_cells_middle_is_kept() -> None:
+    """Dev 61314 hard: seen at a slant, two red tokens on yellow cells are read at 0.82
+    and 0.90, their circles off their middles, where they differ from their ring by
+    under TOKEN_DOUBT_CONTRAST; their cells' middles differ by far more: kept, the
+    board reads them."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import catbox_truth_board, given_names
+
+    scene = render_scene("catbox", seed=61314, difficulty="hard")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
+    assert reading.state["board"]["yellow"][1:3] == [players[0], players[0]]
+    assert reading.state["board"] == catbox_truth_board(scene)
