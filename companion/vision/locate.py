@@ -148,7 +148,7 @@ SCREEN_ITERATIONS = 20
 """ECC iterations of a board's fit to its cells; the other starts of a weak fit are
 screened with fewer, and only the best of them is fitted in full."""
 COLUMN_STEPS = ((1, 0), (0, 1), (-1, 0), (0, -1))
-COLUMN_STEP_BELOW = 0.7
+COLUMN_STEP_BELOW = 0.75
 COLUMN_STEP_ROUNDS = 3
 """A fit correlating under COLUMN_STEP_BELOW is tried again from its quad a column
 longer or shorter at either end (a card against the board's end cuts its outline short
@@ -157,7 +157,8 @@ correlating fit is kept, and stepped from again while it stays weak, up to
 COLUMN_STEP_ROUNDS times. Dev scenes 61212 and 61827: fitted 1.2 cells off at 0.58
 and 0.59; from the quad a column longer at its start, 0.06 cells off at 0.67; 61619:
 0.70 a column off after one step, 0.82 on the cells after two. Outlines of scenes
-61000-61005 cut a column short: fitted a column off at 0.55-0.66."""
+61000-61005 cut a column short: fitted a column off at 0.55-0.66; dev 61139: 0.703 a
+column off, 0.78 on the cells (under 0.75: no other board of 280 dev scenes moved)."""
 TOKEN_VOTES = 18
 """Hough accumulator threshold for a token's circle in the board view."""
 TOKEN_CONTRAST = 22.0

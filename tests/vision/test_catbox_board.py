@@ -221,3 +221,16 @@ def test_a_doubtful_token_in_a_full_cells_middle_is_kept() -> None:
     reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
     assert reading.state["board"]["yellow"][1:3] == [players[0], players[0]]
     assert reading.state["board"] == catbox_truth_board(scene)
+
+
+def test_a_fit_a_column_off_at_0_70_is_stepped_onto_the_cells() -> None:
+    """Dev 61139: the located outline is cut a column short and its fit lands a column
+    off, correlating 0.703; under COLUMN_STEP_BELOW it is stepped, and the fit a
+    column over (0.78) is on the cells."""
+    scene = render_scene("catbox", seed=61139, difficulty="normal")
+    found = read_image(scene.image, game="catbox").detections
+    truth = _true_board(scene)
+    board = next(found.quads[i] for i in found if found.kinds[i] == "catbox_board")
+    worst = min(float(np.linalg.norm(np.roll(board, k, axis=0) - truth, axis=1).max())
+                for k in range(4))
+    assert worst / _cell_width(truth) < 0.2
