@@ -159,6 +159,12 @@ and 0.59; from the quad a column longer at its start, 0.06 cells off at 0.67; 61
 0.70 a column off after one step, 0.82 on the cells after two. Outlines of scenes
 61000-61005 cut a column short: fitted a column off at 0.55-0.66; dev 61139: 0.703 a
 column off, 0.78 on the cells (under 0.75: no other board of 280 dev scenes moved)."""
+COLUMN_LEAPS = ((2, 0), (0, 2), (-2, 0), (0, -2))
+"""When no fit converges, not even a column longer or shorter, the outline is tried
+two columns longer or shorter at either end: a hand over the board's end lengthens it
+by two or three (dev 61825: fitted from two columns shorter at its start, 0.61 on the
+cells). Tried whenever a fit is weak, these steps moved three boards of dev 61100 hard
+from their cells to two or three columns off."""
 TOKEN_VOTES = 18
 """Hough accumulator threshold for a token's circle in the board view."""
 TOKEN_CONTRAST = 22.0
@@ -516,10 +522,11 @@ def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
                        ) -> npt.NDArray[np.float32]:
     """The upright board ``quad`` fitted to its printed cells (``_fit_to_cells``), from
     it and, while the fit is weak (BOARD_FIT_GOOD), from each other start (the same
-    corners' order), then from the best a column longer or shorter (COLUMN_STEPS): the
-    fit that correlates best; ``quad`` itself when none converges above BOARD_FIT_CC. A
-    trapezoid's minimum-area rectangle puts a corner one to two cells out, beyond the
-    fit's reach, where lines along the outline's sides do not (segment._corners_of_side_lines)."""
+    corners' order), then from the best a column longer or shorter (COLUMN_STEPS), and
+    if none converges from two columns (COLUMN_LEAPS): the fit that correlates best;
+    ``quad`` itself when none converges above BOARD_FIT_CC. A trapezoid's minimum-area
+    rectangle puts a corner one to two cells out, beyond the fit's reach, where lines
+    along the outline's sides do not (segment._corners_of_side_lines)."""
     first = _fit_to_cells(image, quad)
     # a weak fit: other starts, each fitted briefly (SCREEN_ITERATIONS), the best of
     # them then fitted in full and kept if it correlates better than the first
@@ -539,6 +546,12 @@ def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
                 best = tried
         if best is base:
             break
+    if best[0] < 0:  # nothing converged: an outline two columns long or short?
+        for before, after in COLUMN_LEAPS:
+            tried = _fit_to_cells(image, _lengthened(quad, before, after),
+                                  iterations=SCREEN_ITERATIONS)
+            if tried[0] > best[0]:
+                best = tried
     if best is first:
         return first[1]
     full = _fit_to_cells(image, best[1])

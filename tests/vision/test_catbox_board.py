@@ -234,3 +234,16 @@ def test_a_fit_a_column_off_at_0_70_is_stepped_onto_the_cells() -> None:
     worst = min(float(np.linalg.norm(np.roll(board, k, axis=0) - truth, axis=1).max())
                 for k in range(4))
     assert worst / _cell_width(truth) < 0.2
+
+
+def test_an_outline_two_columns_long_is_leapt_onto_the_cells() -> None:
+    """Dev 61825: a hand over the board's end lengthens its outline by three columns and
+    no fit converges, not even a column shorter; from two columns shorter at its start
+    (COLUMN_LEAPS) the fit lands on the cells."""
+    scene = render_scene("catbox", seed=61825, difficulty="normal")
+    found = read_image(scene.image, game="catbox").detections
+    truth = _true_board(scene)
+    board = next(found.quads[i] for i in found if found.kinds[i] == "catbox_board")
+    worst = min(float(np.linalg.norm(np.roll(board, k, axis=0) - truth, axis=1).max())
+                for k in range(4))
+    assert worst / _cell_width(truth) < 0.2
