@@ -688,6 +688,25 @@ def token_contrasts(image: Image, board: npt.NDArray[np.float32],
             if 0 <= x < width and 0 <= y < height else 0.0 for x, y in seen]
 
 
+def token_colours(image: Image, board: npt.NDArray[np.float32],
+                  points: npt.NDArray[np.float32]) -> list[npt.NDArray[np.float64] | None]:
+    """The colour (Lab, OpenCV's 8-bit scale: the median within 0.6 of a token's radius)
+    of the photo at each of ``points`` (image pixels) in the ``board``'s rectified view;
+    None for a point off the board."""
+    width, height = BOARD_VIEW
+    view, to_view = _board_view(image, board)
+    lab = cv2.cvtColor(view, cv2.COLOR_BGR2LAB)
+    seen = cv2.perspectiveTransform(np.asarray(points, np.float32).reshape(-1, 1, 2),
+                                    to_view).reshape(-1, 2)
+    rows, cols = np.ogrid[0:height, 0:width]
+    out: list[npt.NDArray[np.float64] | None] = []
+    for x, y in seen:
+        middle = np.hypot(cols - x, rows - y) < 0.6 * TOKEN_RADIUS
+        out.append(np.median(lab[middle], axis=0).astype(np.float64) if middle.any()
+                   else None)
+    return out
+
+
 def cells_under(image: Image, board: npt.NDArray[np.float32],
                 points: npt.NDArray[np.float32]) -> list[tuple[float, float, float] | None]:
     """For each of ``points`` (image pixels) on the upright, fitted ``board``: how far

@@ -247,3 +247,17 @@ def test_an_outline_two_columns_long_is_leapt_onto_the_cells() -> None:
     worst = min(float(np.linalg.norm(np.roll(board, k, axis=0) - truth, axis=1).max())
                 for k in range(4))
     assert worst / _cell_width(truth) < 0.2
+
+
+def test_a_blue_token_read_observed_takes_its_colour_back() -> None:
+    """Dev 61328 hard: a blue token in shade is read "observed" at 0.89, blocking blue 6;
+    its middle is far bluer than the photo's sure observed tokens (NOT_GREY), and with
+    no sure blue token to compare it takes the model's next guess, blue."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import catbox_truth_board, given_names
+
+    scene = render_scene("catbox", seed=61328, difficulty="hard")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
+    assert reading.state["board"]["blue"][5] == players[1]
+    assert reading.state["board"] == catbox_truth_board(scene)
