@@ -18,6 +18,7 @@ import cv2
 import numpy as np
 
 from companion.readers.common import ReadState, frame, indices, unsure
+from companion.vision.board import BLOCKED
 from companion.vision.detections import Detections
 from companion.vision.locate import board_cell
 
@@ -26,7 +27,6 @@ COLUMNS = 9
 TOKEN_COLOURS = ("red", "blue", "yellow", "green", "purple")
 """Token colours in the order players are given them when names come without a
 colour map: the first player red, the second blue, …"""
-BLOCKED = "observed"
 PLAYERS_BY_NUMBERS = {5: 2, 6: 3, 8: 4, 9: 5}
 """Numbers in play (columns not blocked) → players (docs/games/catbox.md, set-up)."""
 NUMBERS_BY_PLAYERS = {players: numbers for numbers, players in PLAYERS_BY_NUMBERS.items()}

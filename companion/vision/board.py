@@ -1,6 +1,7 @@
 """The Cat in the Box research board as ``classify`` reads it: turned upright and
 fitted to its printed cells, the tokens the circle search missed found in its cells'
-middles, and doubtful tokens (a circle on an empty cell or a shadow) dropped."""
+middles, and doubtful tokens (a circle on an empty cell, on the gap between cells or a
+shadow) dropped."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from companion.vision.reading import (
     Image,
 )
 
+BLOCKED = "observed"
+"""The grey token that blocks a cell (``companion.readers.catbox``)."""
 BOARD_ROWS = (0.28, 0.87)
 """Heights (shares of the board, top to bottom) of the middle of its first (red) and
 last (green) row of cells, as companion.readers.catbox lays the grid out."""
@@ -66,23 +69,98 @@ TOKEN_DOUBT_CONTRAST = 40.0
 it by less than TOKEN_DOUBT_CONTRAST (Lab) is no token: a circle the search found on an
 empty cell's rounded outline or a shadow. Rendered scenes 61600-61639: of the tokens
 read under 0.9 on the board, the 9 true ones (hard) differed by 42 or more; 13 of the
-14 that were no token (normal and hard) by 37 or less."""
+14 that were no token (normal and hard) by 37 or less. A token whose cell's middle
+differs by that much is kept too: seen at a slant, a token's circle can lie off its
+middle, and its own contrast fall short (dev 61314 hard: two red tokens on yellow
+cells read at 0.82 and 0.90, their cells' middles 116 and 119)."""
+
+
+ACROSS_GAP = 0.15
+EMPTY_MIDDLE = 10.0
+"""A token more than ACROSS_GAP cells off its cell's middle along both the columns and
+the rows, whose cell's middle differs from the ring around it by less than
+EMPTY_MIDDLE (Lab: the cell is empty), is no token: the circle search's find where
+four cells' rounded corners meet, read as an observed token, surely. Dev 61804, 61812,
+61119 normal: 0.25-0.29 cells off both ways, their cells' middles 0.3-1.5; dev
+61600-61639 normal and hard, boards on their cells: no true token 0.2 off both ways,
+their cells' middles 13.6 or more."""
 
 
 def without_doubtful_tokens(read: Detections, balanced: Image) -> Detections:
-    """Without the doubtful tokens on the research board (``TOKEN_DOUBT``)."""
+    """Without the doubtful tokens on the research board (``TOKEN_DOUBT``) and the
+    circles on the gaps between its cells (``ACROSS_GAP``)."""
     boards = [i for i in read if read.kinds[i] == "catbox_board"]
-    doubtful = [i for i in read if read.kinds[i] == "token"
-                and float(read.confidences[i]) < TOKEN_DOUBT]
-    if not boards or not doubtful:
+    tokens = [i for i in read if read.kinds[i] == "token"]
+    if not boards or not tokens:
         return read
-    from companion.vision.locate import token_contrasts
+    from companion.vision.locate import cells_under, token_contrasts
 
     board = max(boards, key=lambda i: abs(cv2.contourArea(read.quads[i])))
-    contrasts = token_contrasts(balanced, read.quads[board],
-                                read.quads[doubtful].mean(axis=1))
-    drop = {i for i, c in zip(doubtful, contrasts, strict=True) if c < TOKEN_DOUBT_CONTRAST}
+    centres = read.quads[tokens].mean(axis=1)
+    places = dict(zip(tokens, cells_under(balanced, read.quads[board], centres), strict=True))
+    drop = {i for i, place in places.items()
+            if place is not None and min(abs(place[0]), abs(place[1])) > ACROSS_GAP
+            and place[2] < EMPTY_MIDDLE}
+    doubtful = [i for i in tokens if float(read.confidences[i]) < TOKEN_DOUBT]
+    if doubtful:
+        contrasts = token_contrasts(balanced, read.quads[board],
+                                    read.quads[doubtful].mean(axis=1))
+        cell_middles = [place[2] if place else 0.0 for place in map(places.get, doubtful)]
+        drop |= {i for i, c, m in zip(doubtful, contrasts, cell_middles, strict=True)
+                 if max(c, m) < TOKEN_DOUBT_CONTRAST}
     return read.select([i for i in read if i not in drop]) if drop else read
+
+
+NOT_GREY = 10.0
+SURE_TOKEN = 0.95
+"""A token read "observed" less surely than SURE_TOKEN whose middle's colour (Lab a*,
+b*) lies more than NOT_GREY from the median of the photo's sure observed tokens' (three
+or more) is no observed token: it takes the colour of the sure tokens (read at
+SURE_TOKEN or more) nearest its own, or, nearest the observed ones still (no sure token
+of its colour), the token model's likeliest other colour. Dev 61300-61339 and
+61600-61639 hard: 688 true observed tokens within 7.1 of their photo's; blue tokens
+read observed (0.53-0.92) 13 to 49 off (bluer), red ones 40 (redder; dev 61337 has no
+sure red token, and the model's next guess for them is blue: wrong still)."""
+
+
+def observed_by_colour(read: Detections, balanced: Image) -> Detections:
+    """Tokens read "observed" in a player's colour relabelled (``NOT_GREY``): the token
+    model takes a blue token in shade or a red one in glare for the grey observed one,
+    which blocks the cell."""
+    boards = [i for i in read if read.kinds[i] == "catbox_board"]
+    tokens = [i for i in read if read.kinds[i] == "token" and read.labels[i] is not None]
+    doubted = [i for i in tokens if read.labels[i] == BLOCKED
+               and float(read.confidences[i]) < SURE_TOKEN]
+    if not boards or not doubted:
+        return read
+    from companion.vision.locate import token_colours
+
+    board = max(boards, key=lambda i: abs(cv2.contourArea(read.quads[i])))
+    colours = dict(zip(tokens, token_colours(balanced, read.quads[board],
+                                             read.quads[tokens].mean(axis=1)), strict=True))
+    sure: dict[str, list[npt.NDArray[np.float64]]] = {}
+    for i in tokens:
+        colour = colours[i]
+        if float(read.confidences[i]) >= SURE_TOKEN and colour is not None:
+            sure.setdefault(str(read.labels[i]), []).append(colour[1:])
+    if len(sure.get(BLOCKED, [])) < 3:
+        return read
+    usual = {label: np.median(found, axis=0) for label, found in sure.items()}
+    alternatives = read.data.get("alternatives", ((),) * len(read))
+    labels = list(read.labels)
+    for i in doubted:
+        colour = colours[i]
+        if colour is None:
+            continue
+        off = {label: float(np.hypot(*(colour[1:] - ab))) for label, ab in usual.items()}
+        if off[BLOCKED] <= NOT_GREY:
+            continue
+        nearest = min(off, key=off.__getitem__)
+        if nearest == BLOCKED:  # no sure token of its colour: the model's next guess
+            nearest = next((label for label, _ in alternatives[i] if label != BLOCKED),
+                           BLOCKED)
+        labels[i] = nearest
+    return read.with_fields(labels=tuple(labels))
 
 
 def orient_board(balanced: Image, quad: npt.NDArray[np.float32], *,

@@ -24,7 +24,11 @@ import numpy.typing as npt
 
 from companion.games.base import InputError
 from companion.vision.align import fit_card_outline
-from companion.vision.board import boards_upright, without_doubtful_tokens
+from companion.vision.board import (
+    boards_upright,
+    observed_by_colour,
+    without_doubtful_tokens,
+)
 from companion.vision.cards import (
     PAIR_KINDS,
     across_neighbour,
@@ -338,6 +342,7 @@ def classify(image: Image, detections: Detections, *, game: str,
         read = without_printed_boxes(read)
     if game == "catbox":
         read = without_doubtful_tokens(read, balanced)
+        read = observed_by_colour(read, balanced)
         read = without_strays(read, balanced, "catbox_card")
         read = without_tiny_cards(read)
     if game == "nox":

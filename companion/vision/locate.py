@@ -129,12 +129,13 @@ def board_cell(u: float, v: float) -> tuple[float, float]:
 BOARD_FIT_VIEW = (240, 120, 12)
 """The board is fitted to its cells in a view of this width and height (pixels) with
 this margin of table around it."""
-BOARD_FIT_CC = 0.55
+BOARD_FIT_CC = 0.48
 """A fit of the board to its cells is taken when its correlation with the board's
 layout reaches this. On rendered scenes 61000-61029 (normal) every fit that landed
 within 0.1 cells of the true corners reached 0.62 or more; the three that went astray
 (a hand over the board, a board seen steeply with cards against it) ended at 0.41 to
-0.45."""
+0.45. Seen steeply on a pale table (hard), fits on the cells correlate less: 0.50
+(dev 61319, 61333 hard), and under 0.55 the located quad, a column or two off, stood."""
 BOARD_FIT_GOOD = 0.65
 """A fit from the located quad correlating this well is kept without trying the other
 starts: on scenes 61300-61359 the side lines' start won only where the first fit had
@@ -147,7 +148,7 @@ SCREEN_ITERATIONS = 20
 """ECC iterations of a board's fit to its cells; the other starts of a weak fit are
 screened with fewer, and only the best of them is fitted in full."""
 COLUMN_STEPS = ((1, 0), (0, 1), (-1, 0), (0, -1))
-COLUMN_STEP_BELOW = 0.7
+COLUMN_STEP_BELOW = 0.75
 COLUMN_STEP_ROUNDS = 3
 """A fit correlating under COLUMN_STEP_BELOW is tried again from its quad a column
 longer or shorter at either end (a card against the board's end cuts its outline short
@@ -156,7 +157,14 @@ correlating fit is kept, and stepped from again while it stays weak, up to
 COLUMN_STEP_ROUNDS times. Dev scenes 61212 and 61827: fitted 1.2 cells off at 0.58
 and 0.59; from the quad a column longer at its start, 0.06 cells off at 0.67; 61619:
 0.70 a column off after one step, 0.82 on the cells after two. Outlines of scenes
-61000-61005 cut a column short: fitted a column off at 0.55-0.66."""
+61000-61005 cut a column short: fitted a column off at 0.55-0.66; dev 61139: 0.703 a
+column off, 0.78 on the cells (under 0.75: no other board of 280 dev scenes moved)."""
+COLUMN_LEAPS = ((2, 0), (0, 2), (-2, 0), (0, -2))
+"""When no fit converges, not even a column longer or shorter, the outline is tried
+two columns longer or shorter at either end: a hand over the board's end lengthens it
+by two or three (dev 61825: fitted from two columns shorter at its start, 0.61 on the
+cells). Tried whenever a fit is weak, these steps moved three boards of dev 61100 hard
+from their cells to two or three columns off."""
 TOKEN_VOTES = 18
 """Hough accumulator threshold for a token's circle in the board view."""
 TOKEN_CONTRAST = 22.0
@@ -514,10 +522,11 @@ def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
                        ) -> npt.NDArray[np.float32]:
     """The upright board ``quad`` fitted to its printed cells (``_fit_to_cells``), from
     it and, while the fit is weak (BOARD_FIT_GOOD), from each other start (the same
-    corners' order), then from the best a column longer or shorter (COLUMN_STEPS): the
-    fit that correlates best; ``quad`` itself when none converges above BOARD_FIT_CC. A
-    trapezoid's minimum-area rectangle puts a corner one to two cells out, beyond the
-    fit's reach, where lines along the outline's sides do not (segment._corners_of_side_lines)."""
+    corners' order), then from the best a column longer or shorter (COLUMN_STEPS), and
+    if none converges from two columns (COLUMN_LEAPS): the fit that correlates best;
+    ``quad`` itself when none converges above BOARD_FIT_CC. A trapezoid's minimum-area
+    rectangle puts a corner one to two cells out, beyond the fit's reach, where lines
+    along the outline's sides do not (segment._corners_of_side_lines)."""
     first = _fit_to_cells(image, quad)
     # a weak fit: other starts, each fitted briefly (SCREEN_ITERATIONS), the best of
     # them then fitted in full and kept if it correlates better than the first
@@ -537,6 +546,12 @@ def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
                 best = tried
         if best is base:
             break
+    if best[0] < 0:  # nothing converged: an outline two columns long or short?
+        for before, after in COLUMN_LEAPS:
+            tried = _fit_to_cells(image, _lengthened(quad, before, after),
+                                  iterations=SCREEN_ITERATIONS)
+            if tried[0] > best[0]:
+                best = tried
     if best is first:
         return first[1]
     full = _fit_to_cells(image, best[1])
@@ -671,6 +686,48 @@ def token_contrasts(image: Image, board: npt.NDArray[np.float32],
                                     to_view).reshape(-1, 2)
     return [_token_contrast(lab, float(x), float(y), TOKEN_RADIUS)
             if 0 <= x < width and 0 <= y < height else 0.0 for x, y in seen]
+
+
+def token_colours(image: Image, board: npt.NDArray[np.float32],
+                  points: npt.NDArray[np.float32]) -> list[npt.NDArray[np.float64] | None]:
+    """The colour (Lab, OpenCV's 8-bit scale: the median within 0.6 of a token's radius)
+    of the photo at each of ``points`` (image pixels) in the ``board``'s rectified view;
+    None for a point off the board."""
+    width, height = BOARD_VIEW
+    view, to_view = _board_view(image, board)
+    lab = cv2.cvtColor(view, cv2.COLOR_BGR2LAB)
+    seen = cv2.perspectiveTransform(np.asarray(points, np.float32).reshape(-1, 1, 2),
+                                    to_view).reshape(-1, 2)
+    rows, cols = np.ogrid[0:height, 0:width]
+    out: list[npt.NDArray[np.float64] | None] = []
+    for x, y in seen:
+        middle = np.hypot(cols - x, rows - y) < 0.6 * TOKEN_RADIUS
+        out.append(np.median(lab[middle], axis=0).astype(np.float64) if middle.any()
+                   else None)
+    return out
+
+
+def cells_under(image: Image, board: npt.NDArray[np.float32],
+                points: npt.NDArray[np.float32]) -> list[tuple[float, float, float] | None]:
+    """For each of ``points`` (image pixels) on the upright, fitted ``board``: how far
+    (cells) it lies from the middle of the cell under it along the columns and the rows,
+    and how much that cell's middle differs from the ring around it, a token's size
+    (``_token_contrast``: an empty cell's middle is its own colour); None off the cells."""
+    width, height = BOARD_VIEW
+    view, to_view = _board_view(image, board)
+    lab = cv2.cvtColor(view, cv2.COLOR_BGR2LAB)
+    seen = cv2.perspectiveTransform(np.asarray(points, np.float32).reshape(-1, 1, 2),
+                                    to_view).reshape(-1, 2)
+    out: list[tuple[float, float, float] | None] = []
+    for x, y in seen:
+        column, row = board_cell(float(x) / width, float(y) / height)
+        if not (0 <= column < BOARD_COLUMNS and 0 <= row < BOARD_ROWS):
+            out.append(None)
+            continue
+        u, v = cell_middle(int(row), int(column))
+        out.append((column % 1 - 0.5, row % 1 - 0.5,
+                    _token_contrast(lab, u * width, v * height, TOKEN_RADIUS)))
+    return out
 
 
 def _board_view(image: Image, board: npt.NDArray[np.float32]

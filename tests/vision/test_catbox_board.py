@@ -191,3 +191,73 @@ def test_an_outline_a_whole_column_short_is_lengthened_onto_the_cells() -> None:
     the fit from it lands a column off and correlates weakly, so it is tried again from
     the quad a column longer or shorter at either end, and comes back onto the cells."""
     assert _mended_when_cut(near_end=1.0) >= 5
+
+
+def test_a_circle_on_the_gap_between_cells_is_no_token() -> None:
+    """Dev 61812: the circle search finds a circle where four cells' rounded corners
+    meet (red and blue, 3 and 4), read surely as an observed token that blocked red 3;
+    it lies off its cell's middle both ways, the cell's middle empty (ACROSS_GAP), and is
+    dropped: the board reads exactly."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    scene = render_scene("catbox", seed=61812, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
+    assert reading.state["board"]["red"][2] == "."
+    assert compare(scene, reading).state
+
+
+def test_a_doubtful_token_in_a_full_cells_middle_is_kept() -> None:
+    """Dev 61314 hard: seen at a slant, two red tokens on yellow cells are read at 0.82
+    and 0.90, their circles off their middles, where they differ from their ring by
+    under TOKEN_DOUBT_CONTRAST; their cells' middles differ by far more: kept, the
+    board reads them."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import catbox_truth_board, given_names
+
+    scene = render_scene("catbox", seed=61314, difficulty="hard")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
+    assert reading.state["board"]["yellow"][1:3] == [players[0], players[0]]
+    assert reading.state["board"] == catbox_truth_board(scene)
+
+
+def test_a_fit_a_column_off_at_0_70_is_stepped_onto_the_cells() -> None:
+    """Dev 61139: the located outline is cut a column short and its fit lands a column
+    off, correlating 0.703; under COLUMN_STEP_BELOW it is stepped, and the fit a
+    column over (0.78) is on the cells."""
+    scene = render_scene("catbox", seed=61139, difficulty="normal")
+    found = read_image(scene.image, game="catbox").detections
+    truth = _true_board(scene)
+    board = next(found.quads[i] for i in found if found.kinds[i] == "catbox_board")
+    worst = min(float(np.linalg.norm(np.roll(board, k, axis=0) - truth, axis=1).max())
+                for k in range(4))
+    assert worst / _cell_width(truth) < 0.2
+
+
+def test_an_outline_two_columns_long_is_leapt_onto_the_cells() -> None:
+    """Dev 61825: a hand over the board's end lengthens its outline by three columns and
+    no fit converges, not even a column shorter; from two columns shorter at its start
+    (COLUMN_LEAPS) the fit lands on the cells."""
+    scene = render_scene("catbox", seed=61825, difficulty="normal")
+    found = read_image(scene.image, game="catbox").detections
+    truth = _true_board(scene)
+    board = next(found.quads[i] for i in found if found.kinds[i] == "catbox_board")
+    worst = min(float(np.linalg.norm(np.roll(board, k, axis=0) - truth, axis=1).max())
+                for k in range(4))
+    assert worst / _cell_width(truth) < 0.2
+
+
+def test_a_blue_token_read_observed_takes_its_colour_back() -> None:
+    """Dev 61328 hard: a blue token in shade is read "observed" at 0.89, blocking blue 6;
+    its middle is far bluer than the photo's sure observed tokens (NOT_GREY), and with
+    no sure blue token to compare it takes the model's next guess, blue."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import catbox_truth_board, given_names
+
+    scene = render_scene("catbox", seed=61328, difficulty="hard")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
+    assert reading.state["board"]["blue"][5] == players[1]
+    assert reading.state["board"] == catbox_truth_board(scene)
