@@ -1,11 +1,11 @@
 """Pieces that are no pieces: a fingertip, a patch of table or a scrap of a tile the
-locator outlined, read unsure, whose face is unlike the photo's sure pieces' in colour
-or far smaller (``without_strays``, one rule a kind; Rox element cards apart from the
-rows, ``without_rox_strays``)."""
+locator outlined, read unsure, whose face is unlike the photo's sure pieces' in colour,
+or far smaller, or apart from them all (``without_strays``, one rule a kind)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import cv2
@@ -87,43 +87,62 @@ card; the unknown element cards 2.5 sides or more apart were at most 12.5 off in
 colour and 66 in lightness (under a glare spot, 61139 hard: dropped at 60)."""
 
 
+Lab = npt.NDArray[np.float64]
+
+
+def _darker(face: Lab, usual: Lab) -> bool:
+    """A face ``STRAY_DARKER`` darker than the sure pieces', whatever its colour."""
+    return float(usual[0] - face[0]) >= STRAY_DARKER
+
+
+def _unlike_rox(face: Lab, usual: Lab) -> bool:
+    """A face ``ROX_STRAY_CHROMA`` off the sure element cards' in colour or
+    ``ROX_STRAY_LIGHTNESS`` in lightness, either way."""
+    return (float(np.hypot(*(face[1:] - usual[1:]))) >= ROX_STRAY_CHROMA
+            or abs(float(face[0] - usual[0])) >= ROX_STRAY_LIGHTNESS)
+
+
 @dataclass(frozen=True)
 class StrayRule:
     """How ``without_strays`` judges one kind: pieces read less sure than
     ``doubtful_below`` whose face is ``chroma`` off the surer ones' in colour (and
     ``STRAY_DARKER`` darker), or covering under ``tiny`` of their median area, are no
-    pieces; nor, with ``lone``, are unknown ones ``STRAY_DARKER`` darker that stand
-    ``lone`` sizes or more from any other piece of the kind."""
+    pieces; nor, with ``lone``, are unknown ones (under ``MIN_CONFIDENCE``) whose face is
+    ``lone_unlike`` the sure ones' and that stand ``lone`` sizes or more from every other
+    piece of the kind (``lone_from_sure``: from every sure one)."""
 
-    chroma: float
+    chroma: float = math.inf
     doubtful_below: float = UNSURE
     tiny: float = 0.0
     lone: float = 0.0
+    lone_unlike: Callable[[Lab, Lab], bool] = _darker
+    lone_from_sure: bool = False
 
 
 STRAY_RULES = {
     "nummix_tile": StrayRule(TILE_STRAY_CHROMA, tiny=TINY_TILE, lone=LONE_TILE),
     "catbox_card": StrayRule(STRAY_CHROMA),
     "nox_card": StrayRule(STRAY_CHROMA, doubtful_below=NOX_DOUBTFUL),
+    "rox_card": StrayRule(doubtful_below=MIN_CONFIDENCE, lone=ROX_STRAY_APART,
+                          lone_unlike=_unlike_rox, lone_from_sure=True),
 }
 
 
 def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
-    """Without the pieces of ``kind`` (Nummix tiles, Cat in the Box and Nox cards) its
-    ``STRAY_RULES`` call strays: the locator takes the odd fingertip, patch of table or
-    scrap of a tile for a piece, and read unsure it would stand in the state as an
-    unknown piece."""
+    """Without the pieces of ``kind`` (Nummix tiles, Cat in the Box, Nox and Rox element
+    cards) its ``STRAY_RULES`` call strays: the locator takes the odd fingertip, patch of
+    table or scrap of a tile for a piece, and read unsure it would stand in the state as
+    an unknown piece (a Rox one as a row of one card)."""
     rule = STRAY_RULES[kind]
-    doubtful_below = rule.doubtful_below
-    tiles = [i for i in read if read.kinds[i] == kind]
-    sure = [i for i in tiles if float(read.confidences[i]) >= doubtful_below]
-    doubtful = [i for i in tiles if float(read.confidences[i]) < doubtful_below]
+    pieces = [i for i in read if read.kinds[i] == kind]
+    sure = [i for i in pieces if float(read.confidences[i]) >= rule.doubtful_below]
+    doubtful = [i for i in pieces if float(read.confidences[i]) < rule.doubtful_below]
     if len(sure) < 3 or not doubtful:
         return read
     faces = {i: _face_colour(balanced, read.quads[i]) for i in sure + doubtful}
     usual = np.median([faces[i] for i in sure], axis=0)
-    darker = {i for i in doubtful if float(usual[0] - faces[i][0]) >= STRAY_DARKER}
-    strays = {i for i in darker if float(np.hypot(*(faces[i][1:] - usual[1:]))) >= rule.chroma}
+    strays = {i for i in doubtful if _darker(faces[i], usual)
+              and float(np.hypot(*(faces[i][1:] - usual[1:]))) >= rule.chroma}
 
     def area(i: int) -> float:
         return abs(float(cv2.contourArea(read.quads[i].astype(np.float32))))
@@ -134,34 +153,11 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
     if rule.lone:
         centres = read.quads.mean(axis=1)
         reach = rule.lone * math.sqrt(usual_area)
-        strays |= {i for i in darker if float(read.confidences[i]) < MIN_CONFIDENCE
+        others = sure if rule.lone_from_sure else pieces
+        strays |= {i for i in doubtful if float(read.confidences[i]) < MIN_CONFIDENCE
+                   and rule.lone_unlike(faces[i], usual)
                    and all(float(np.linalg.norm(centres[j] - centres[i])) >= reach
-                           for j in tiles if j != i)}
-    return read.select([i for i in read if i not in strays]) if strays else read
-
-
-def without_rox_strays(read: Detections, balanced: Image) -> Detections:
-    """Without the unknown Rox element cards apart from the sure ones and unlike them in
-    face (``ROX_STRAY_*``): read unknown they would stand in the state as a row of one
-    card that could not be read."""
-    cards = [i for i in read if read.kinds[i] == "rox_card"]
-    sure = [i for i in cards if float(read.confidences[i]) >= MIN_CONFIDENCE]
-    doubtful = [i for i in cards if float(read.confidences[i]) < MIN_CONFIDENCE]
-    if len(sure) < 3 or not doubtful:
-        return read
-    centres = read.quads.mean(axis=1)
-    side = float(np.median([np.sqrt(abs(cv2.contourArea(read.quads[i].astype(np.float32))))
-                            for i in sure]))
-    usual = np.median([_face_colour(balanced, read.quads[i]) for i in sure], axis=0)
-    strays = set()
-    for i in doubtful:
-        if min(float(np.linalg.norm(centres[i] - centres[j])) for j in sure) \
-                < ROX_STRAY_APART * side:
-            continue
-        face = _face_colour(balanced, read.quads[i])
-        if (float(np.hypot(*(face[1:] - usual[1:]))) >= ROX_STRAY_CHROMA
-                or abs(float(face[0] - usual[0])) >= ROX_STRAY_LIGHTNESS):
-            strays.add(i)
+                           for j in others if j != i)}
     return read.select([i for i in read if i not in strays]) if strays else read
 
 
