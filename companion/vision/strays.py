@@ -72,6 +72,17 @@ unchanged. At 0.95, with the retrained ``nox_card``, which read a hand's fingers
 normal and 61200, 61300 hard unchanged."""
 
 
+NOX_LONE = 3.0
+NOX_LONE_DARKER = 30.0
+"""A Nox card read less sure than ``NOX_DOUBTFUL`` that lies ``NOX_LONE`` card sizes or
+more from every other card, its face ``STRAY_CHROMA`` off the sure cards' in colour or
+``NOX_LONE_DARKER`` darker, is no card: a fingertip or a patch of table outlined apart
+from the kitties (dev 61113: a scrap of table read a 15 at 0.89, 3.9 sizes out; 61831:
+a finger read a 10 at 0.52, 6.7 out). Doubtful located cards of dev 61000-61059,
+61100-61139, 61800-61839 normal and 61800-61839, 61900-61939 hard: of 94 on a card,
+8 lay 3 sizes or more apart, at most 8.7 off in colour (lighter, in glare) and 8
+darker; of 25 on none, 7 lay that far out, 6 of them this unlike."""
+
 ROX_STRAY_APART = 2.5
 ROX_STRAY_CHROMA = 15.0
 ROX_STRAY_LIGHTNESS = 90.0
@@ -102,12 +113,19 @@ def _unlike_rox(face: Lab, usual: Lab) -> bool:
             or abs(float(face[0] - usual[0])) >= ROX_STRAY_LIGHTNESS)
 
 
+def _unlike_nox(face: Lab, usual: Lab) -> bool:
+    """A face ``STRAY_CHROMA`` off the sure Nox cards' in colour or ``NOX_LONE_DARKER``
+    darker."""
+    return (float(np.hypot(*(face[1:] - usual[1:]))) >= STRAY_CHROMA
+            or float(usual[0] - face[0]) >= NOX_LONE_DARKER)
+
+
 @dataclass(frozen=True)
 class StrayRule:
     """How ``without_strays`` judges one kind: pieces read less sure than
     ``doubtful_below`` whose face is ``chroma`` off the surer ones' in colour (and
     ``STRAY_DARKER`` darker), or covering under ``tiny`` of their median area, are no
-    pieces; nor, with ``lone``, are unknown ones (under ``MIN_CONFIDENCE``) whose face is
+    pieces; nor, with ``lone``, are those read under ``lone_below`` whose face is
     ``lone_unlike`` the sure ones' and that stand ``lone`` sizes or more from every other
     piece of the kind (``lone_from_sure``: from every sure one)."""
 
@@ -115,6 +133,7 @@ class StrayRule:
     doubtful_below: float = UNSURE
     tiny: float = 0.0
     lone: float = 0.0
+    lone_below: float = MIN_CONFIDENCE
     lone_unlike: Callable[[Lab, Lab], bool] = _darker
     lone_from_sure: bool = False
 
@@ -122,7 +141,8 @@ class StrayRule:
 STRAY_RULES = {
     "nummix_tile": StrayRule(TILE_STRAY_CHROMA, tiny=TINY_TILE, lone=LONE_TILE),
     "catbox_card": StrayRule(STRAY_CHROMA),
-    "nox_card": StrayRule(STRAY_CHROMA, doubtful_below=NOX_DOUBTFUL),
+    "nox_card": StrayRule(STRAY_CHROMA, doubtful_below=NOX_DOUBTFUL, lone=NOX_LONE,
+                          lone_below=NOX_DOUBTFUL, lone_unlike=_unlike_nox),
     "rox_card": StrayRule(doubtful_below=MIN_CONFIDENCE, lone=ROX_STRAY_APART,
                           lone_unlike=_unlike_rox, lone_from_sure=True),
 }
@@ -154,7 +174,7 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
         centres = read.quads.mean(axis=1)
         reach = rule.lone * math.sqrt(usual_area)
         others = sure if rule.lone_from_sure else pieces
-        strays |= {i for i in doubtful if float(read.confidences[i]) < MIN_CONFIDENCE
+        strays |= {i for i in doubtful if float(read.confidences[i]) < rule.lone_below
                    and rule.lone_unlike(faces[i], usual)
                    and all(float(np.linalg.norm(centres[j] - centres[i])) >= reach
                            for j in others if j != i)}

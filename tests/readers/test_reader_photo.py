@@ -100,3 +100,17 @@ def test_rox_cards_outlined_as_scoring_cards_in_a_row_read_through_a_neighbours_
     players, caller = given_names(scene)
     read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
     assert compare(scene, read).state
+
+
+@pytest.mark.parametrize("seed", [61113, 61831])
+def test_a_doubtful_nox_card_far_from_the_kitties_and_unlike_them_is_no_card(seed: int) -> None:
+    """A scrap of table read a 15 at 0.89 (dev 61113) and a finger read a 10 at 0.52
+    (61831), each 4-7 card sizes from any kitty: kept, they stood in the state as a
+    stack or a kitty of their own. Dropped, the state is the scene's."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("nox", seed=seed, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="nox", players=players, caller=caller).reading
+    assert compare(scene, reading).state, reading.state
