@@ -316,7 +316,7 @@ def sheet_box_crops(spec: ModelSpec, *, seed: int, scenes: int, rng: np.random.G
             quads += [found.quads[k] for k in found if found.kinds[k] == "qwixx_sheet"
                       and np.linalg.norm(found.quads[k].mean(axis=0) - centre) < 60]
             for quad in quads:
-                placed, _ = sheet._pad_boxes(balanced, quad)
+                placed, _ = sheet.pad_boxes(balanced, quad)
                 for crop, box in zip(sheet.box_crops(balanced, placed, spec.size), truth,
                                      strict=True):
                     crops.append(augment(crop, rng))

@@ -249,10 +249,11 @@ def _warp(image: Image, quad: Quad, size: tuple[int, int]) -> Image:
     return out
 
 
-def _pad_boxes(image: Image, quad: Quad, *, starts: Sequence[npt.ArrayLike] = ()
+def pad_boxes(image: Image, quad: Quad, *, starts: Sequence[npt.ArrayLike] = ()
                ) -> tuple[Placed, float]:
     """The pad's boxes placed by its fit to the printed layout (``_pad_fit``), and how
-    certain its turn is (0..1)."""
+    certain its turn is (0..1): the boxes as the reader finds them, for the box model's
+    training crops and the sheet benchmark."""
     upright, _, certain, _ = _pad_fit(image, quad, starts=starts)
     return _placed(upright), certain
 

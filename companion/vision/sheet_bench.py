@@ -62,7 +62,7 @@ def fit_weights(count: int = 40) -> tuple[npt.NDArray[np.float64], float]:
         for scene, p, truth in rendered_sheets(FIT_SEED, count, difficulty):
             balanced, _ = white_balance(scene.image)
             quad = np.roll(np.asarray(p.quad, np.float32), -int(rng.integers(4)), axis=0)
-            placed, _ = sheet._pad_boxes(balanced, quad)
+            placed, _ = sheet.pad_boxes(balanced, quad)
             xs.append(sheet.box_features(balanced, placed, sheet.PAD))
             ys.append([b["crossed"] for b in truth])
     x = np.vstack(xs)
