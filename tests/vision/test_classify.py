@@ -243,6 +243,21 @@ def test_a_rox_card_outlined_askew_is_searched_for(monkeypatch) -> None:
     assert fitted[1] <= 0.03 * len(cards)
 
 
+def _sure_right_and_wrong(photos: list[tuple[Any, list[Any]]]) -> tuple[int, int]:
+    """Rox cards whose edge counts ``read_rox_edges`` (as the module stands, patches
+    included) reads sure and right, and sure and wrong, over ``photos``."""
+    from companion.vision import rox_edges as module
+
+    right = wrong = 0
+    for balanced, pairs in photos:
+        read = module.read_rox_edges(balanced, np.array([q for q, _ in pairs]), MODELS_DIR)
+        for (counts, sure), (_, p) in zip(read, pairs, strict=True):
+            exact = counts == {e: p.edge.get(e, 0) for e in counts}
+            right += sure >= 0.5 and exact
+            wrong += sure >= 0.5 and not exact
+    return right, wrong
+
+
 def _located_rox_cards(seeds: tuple[int, ...]) -> list[tuple[np.ndarray, list]]:
     """Per rendered normal Rox photo: the white-balanced image and each element card the
     learned locator found, (its located quad, the uncovered truth card it overlaps most)."""
@@ -295,20 +310,9 @@ def test_a_rox_card_still_unsure_after_the_search_is_searched_again(monkeypatch)
     monkeypatch.setattr(module, "stepped_outlines", lambda *_, **__: [])  # the search alone
     photos = _located_rox_cards((61303, 61314))
 
-    def sure_right_and_wrong() -> tuple[int, int]:
-        right = wrong = 0
-        for balanced, pairs in photos:
-            read = module.read_rox_edges(balanced, np.array([q for q, _ in pairs]),
-                                         MODELS_DIR)
-            for (counts, sure), (_, p) in zip(read, pairs, strict=True):
-                exact = counts == {e: p.edge.get(e, 0) for e in counts}
-                right += sure >= 0.5 and exact
-                wrong += sure >= 0.5 and not exact
-        return right, wrong
-
-    twice = sure_right_and_wrong()
+    twice = _sure_right_and_wrong(photos)
     monkeypatch.setattr(module, "EDGE_SEARCH_ROUNDS", 1)
-    once = sure_right_and_wrong()
+    once = _sure_right_and_wrong(photos)
     assert twice[0] >= once[0] + 2 and twice[1] == once[1] == 0, (twice, once)
 
 
@@ -1085,19 +1089,8 @@ def test_a_rox_card_unsure_is_read_through_its_sure_neighbours_outline(monkeypat
 
     photos = _located_rox_cards((61828, 61810, 61901))
 
-    def sure_right_and_wrong() -> tuple[int, int]:
-        right = wrong = 0
-        for balanced, pairs in photos:
-            read = module.read_rox_edges(balanced, np.array([q for q, _ in pairs]),
-                                         MODELS_DIR)
-            for (counts, sure), (_, p) in zip(read, pairs, strict=True):
-                exact = counts == {e: p.edge.get(e, 0) for e in counts}
-                right += sure >= 0.5 and exact
-                wrong += sure >= 0.5 and not exact
-        return right, wrong
-
-    stepped = sure_right_and_wrong()
+    stepped = _sure_right_and_wrong(photos)
     monkeypatch.setattr(module, "stepped_outlines", lambda *_, **__: [])
-    unstepped = sure_right_and_wrong()
+    unstepped = _sure_right_and_wrong(photos)
     assert stepped[0] >= unstepped[0] + 3 and stepped[1] == unstepped[1] == 0, (
         stepped, unstepped)
