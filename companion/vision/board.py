@@ -93,18 +93,18 @@ def without_doubtful_tokens(read: Detections, balanced: Image) -> Detections:
     tokens = [i for i in read if read.kinds[i] == "token"]
     if not boards or not tokens:
         return read
-    from companion.vision.locate import cells_under, token_contrasts
+    from companion.vision.locate import board_view, cells_under, token_contrasts
 
     board = max(boards, key=lambda i: abs(cv2.contourArea(read.quads[i])))
+    view = board_view(balanced, read.quads[board])
     centres = read.quads[tokens].mean(axis=1)
-    places = dict(zip(tokens, cells_under(balanced, read.quads[board], centres), strict=True))
+    places = dict(zip(tokens, cells_under(view, centres), strict=True))
     drop = {i for i, place in places.items()
             if place is not None and min(abs(place[0]), abs(place[1])) > ACROSS_GAP
             and place[2] < EMPTY_MIDDLE}
     doubtful = [i for i in tokens if float(read.confidences[i]) < TOKEN_DOUBT]
     if doubtful:
-        contrasts = token_contrasts(balanced, read.quads[board],
-                                    read.quads[doubtful].mean(axis=1))
+        contrasts = token_contrasts(view, read.quads[doubtful].mean(axis=1))
         cell_middles = [place[2] if place else 0.0 for place in map(places.get, doubtful)]
         drop |= {i for i, c, m in zip(doubtful, contrasts, cell_middles, strict=True)
                  if max(c, m) < TOKEN_DOUBT_CONTRAST}
@@ -133,11 +133,12 @@ def observed_by_colour(read: Detections, balanced: Image) -> Detections:
                and float(read.confidences[i]) < SURE_TOKEN]
     if not boards or not doubted:
         return read
-    from companion.vision.locate import token_colours
+    from companion.vision.locate import board_view, token_colours
 
     board = max(boards, key=lambda i: abs(cv2.contourArea(read.quads[i])))
-    colours = dict(zip(tokens, token_colours(balanced, read.quads[board],
-                                             read.quads[tokens].mean(axis=1)), strict=True))
+    view = board_view(balanced, read.quads[board])
+    colours = dict(zip(tokens, token_colours(view, read.quads[tokens].mean(axis=1)),
+                       strict=True))
     sure: dict[str, list[npt.NDArray[np.float64]]] = {}
     for i in tokens:
         colour = colours[i]

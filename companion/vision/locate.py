@@ -478,9 +478,9 @@ def tokens_on_board(image: Image, board: npt.NDArray[np.float32]) -> list[npt.ND
     corners = np.asarray(board, np.float32)
     if np.linalg.norm(corners[1] - corners[0]) < np.linalg.norm(corners[2] - corners[1]):
         corners = np.roll(corners, -1, axis=0)  # long edge first
-    view, to_view = _board_view(image, corners)
-    lab = cv2.cvtColor(view, cv2.COLOR_BGR2LAB)
-    channels = [cv2.cvtColor(view, cv2.COLOR_BGR2GRAY)]
+    view = board_view(image, corners)
+    lab = view.lab
+    channels = [cv2.cvtColor(view.bgr, cv2.COLOR_BGR2GRAY)]
     channels += [cv2.normalize(lab[..., k], None, 0, 255, cv2.NORM_MINMAX) for k in (1, 2)]
     radius = TOKEN_RADIUS
     found: list[tuple[float, float, float]] = []
@@ -494,7 +494,7 @@ def tokens_on_board(image: Image, board: npt.NDArray[np.float32]) -> list[npt.ND
                 continue
             if _token_contrast(lab, x, y, r) >= TOKEN_CONTRAST:
                 found.append((float(x), float(y), float(r)))
-    back = np.linalg.inv(to_view)
+    back = np.linalg.inv(view.to_view)
     return [_token_square(x, y, r, back) for x, y, r in found]
 
 
@@ -635,12 +635,10 @@ def tokens_in_cells(image: Image, board: npt.NDArray[np.float32],
     cell around it by CELL_TOKEN_CONTRAST (an empty cell's middle is its own colour).
     Square quads in image pixels, as ``tokens_on_board``."""
     width, height = BOARD_VIEW
-    view, to_view = _board_view(image, board)
-    lab = cv2.cvtColor(view, cv2.COLOR_BGR2LAB)
+    view = board_view(image, board)
     radius = TOKEN_RADIUS
-    seen = (cv2.perspectiveTransform(np.float32([q.mean(axis=0) for q in tokens]).reshape(
-        -1, 1, 2), to_view).reshape(-1, 2) if len(tokens) else np.zeros((0, 2), np.float32))
-    back = np.linalg.inv(to_view)
+    seen = view.seen([q.mean(axis=0) for q in tokens])
+    back = np.linalg.inv(view.to_view)
     found = []
     for row in range(BOARD_ROWS):
         for col in range(BOARD_COLUMNS):
@@ -648,7 +646,7 @@ def tokens_in_cells(image: Image, board: npt.NDArray[np.float32],
             x, y = u * width, v * height
             if len(seen) and np.linalg.norm(seen - (x, y), axis=1).min() < 1.5 * radius:
                 continue
-            if _token_contrast(lab, x, y, radius) < CELL_TOKEN_CONTRAST:
+            if _token_contrast(view.lab, x, y, radius) < CELL_TOKEN_CONTRAST:
                 continue
             found.append(_token_square(x, y, radius, back))
     return found
@@ -674,69 +672,75 @@ def _token_square(x: float, y: float, r: float, back: npt.NDArray[np.float64]
     return short_edge_first(cv2.perspectiveTransform(square, back).reshape(4, 2))
 
 
-def token_contrasts(image: Image, board: npt.NDArray[np.float32],
-                    points: npt.NDArray[np.float32]) -> list[float]:
-    """How much the photo at each of ``points`` (image pixels) differs from the ring
-    around it, a token's size, in the ``board``'s rectified view (``_token_contrast``);
-    0 for a point off the board."""
+def token_contrasts(view: BoardView, points: npt.NDArray[np.float32]) -> list[float]:
+    """How much the board's ``view`` at each of ``points`` (image pixels) differs from
+    the ring around it, a token's size (``_token_contrast``); 0 for a point off the
+    board."""
     width, height = BOARD_VIEW
-    view, to_view = _board_view(image, board)
-    lab = cv2.cvtColor(view, cv2.COLOR_BGR2LAB)
-    seen = cv2.perspectiveTransform(np.asarray(points, np.float32).reshape(-1, 1, 2),
-                                    to_view).reshape(-1, 2)
-    return [_token_contrast(lab, float(x), float(y), TOKEN_RADIUS)
-            if 0 <= x < width and 0 <= y < height else 0.0 for x, y in seen]
+    return [_token_contrast(view.lab, float(x), float(y), TOKEN_RADIUS)
+            if 0 <= x < width and 0 <= y < height else 0.0 for x, y in view.seen(points)]
 
 
-def token_colours(image: Image, board: npt.NDArray[np.float32],
-                  points: npt.NDArray[np.float32]) -> list[npt.NDArray[np.float64] | None]:
+def token_colours(view: BoardView, points: npt.NDArray[np.float32]
+                  ) -> list[npt.NDArray[np.float64] | None]:
     """The colour (Lab, OpenCV's 8-bit scale: the median within 0.6 of a token's radius)
-    of the photo at each of ``points`` (image pixels) in the ``board``'s rectified view;
-    None for a point off the board."""
+    of the board's ``view`` at each of ``points`` (image pixels); None for a point off
+    the board."""
     width, height = BOARD_VIEW
-    view, to_view = _board_view(image, board)
-    lab = cv2.cvtColor(view, cv2.COLOR_BGR2LAB)
-    seen = cv2.perspectiveTransform(np.asarray(points, np.float32).reshape(-1, 1, 2),
-                                    to_view).reshape(-1, 2)
     rows, cols = np.ogrid[0:height, 0:width]
     out: list[npt.NDArray[np.float64] | None] = []
-    for x, y in seen:
+    for x, y in view.seen(points):
         middle = np.hypot(cols - x, rows - y) < 0.6 * TOKEN_RADIUS
-        out.append(np.median(lab[middle], axis=0).astype(np.float64) if middle.any()
+        out.append(np.median(view.lab[middle], axis=0).astype(np.float64) if middle.any()
                    else None)
     return out
 
 
-def cells_under(image: Image, board: npt.NDArray[np.float32],
-                points: npt.NDArray[np.float32]) -> list[tuple[float, float, float] | None]:
-    """For each of ``points`` (image pixels) on the upright, fitted ``board``: how far
-    (cells) it lies from the middle of the cell under it along the columns and the rows,
-    and how much that cell's middle differs from the ring around it, a token's size
-    (``_token_contrast``: an empty cell's middle is its own colour); None off the cells."""
+def cells_under(view: BoardView, points: npt.NDArray[np.float32]
+                ) -> list[tuple[float, float, float] | None]:
+    """For each of ``points`` (image pixels) on the upright, fitted board's ``view``: how
+    far (cells) it lies from the middle of the cell under it along the columns and the
+    rows, and how much that cell's middle differs from the ring around it, a token's
+    size (``_token_contrast``: an empty cell's middle is its own colour); None off the
+    cells."""
     width, height = BOARD_VIEW
-    view, to_view = _board_view(image, board)
-    lab = cv2.cvtColor(view, cv2.COLOR_BGR2LAB)
-    seen = cv2.perspectiveTransform(np.asarray(points, np.float32).reshape(-1, 1, 2),
-                                    to_view).reshape(-1, 2)
     out: list[tuple[float, float, float] | None] = []
-    for x, y in seen:
+    for x, y in view.seen(points):
         column, row = board_cell(float(x) / width, float(y) / height)
         if not (0 <= column < BOARD_COLUMNS and 0 <= row < BOARD_ROWS):
             out.append(None)
             continue
         u, v = cell_middle(int(row), int(column))
         out.append((column % 1 - 0.5, row % 1 - 0.5,
-                    _token_contrast(lab, u * width, v * height, TOKEN_RADIUS)))
+                    _token_contrast(view.lab, u * width, v * height, TOKEN_RADIUS)))
     return out
 
 
-def _board_view(image: Image, board: npt.NDArray[np.float32]
-                ) -> tuple[Image, npt.NDArray[np.float64]]:
-    """The ``board`` quad's content rectified to BOARD_VIEW (its first corner at the
-    view's top-left), and the homography from the image to that view."""
+@dataclass(frozen=True)
+class BoardView:
+    """A research board's content rectified to BOARD_VIEW (its first corner at the
+    view's top-left): BGR and CIELAB, and the homography from the image to it. Made
+    once a step, asked about many points."""
+
+    bgr: Image
+    lab: Image
+    to_view: npt.NDArray[np.float64]
+
+    def seen(self, points: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """``points`` (image pixels) in the view's pixels, (n, 2)."""
+        pts = np.asarray(points, np.float32).reshape(-1, 1, 2)
+        if not len(pts):
+            return np.zeros((0, 2), np.float32)
+        out: npt.NDArray[np.float32] = cv2.perspectiveTransform(pts, self.to_view
+                                                                ).reshape(-1, 2)
+        return out
+
+
+def board_view(image: Image, board: npt.NDArray[np.float32]) -> BoardView:
+    """The ``board`` quad's ``BoardView`` in ``image``."""
     to_view = _to_board_view(board)
-    view: Image = cv2.warpPerspective(image, to_view, BOARD_VIEW)
-    return view, to_view
+    bgr: Image = cv2.warpPerspective(image, to_view, BOARD_VIEW)
+    return BoardView(bgr, cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB), to_view)
 
 
 def _to_board_view(board: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:

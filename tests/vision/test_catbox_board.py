@@ -161,7 +161,7 @@ def test_a_doubtful_token_on_an_empty_cell_is_dropped_a_real_one_kept() -> None:
     a real token given the same low confidence is kept."""
     from companion.vision.board import TOKEN_DOUBT, without_doubtful_tokens
     from companion.vision.detections import Detections
-    from companion.vision.locate import token_contrasts
+    from companion.vision.locate import board_view, token_contrasts
 
     scene = render_scene("catbox", seed=61000, difficulty="normal")
     found = read_image(scene.image, game="catbox").detections
@@ -176,7 +176,7 @@ def test_a_doubtful_token_on_an_empty_cell_is_dropped_a_real_one_kept() -> None:
     middles = cv2.perspectiveTransform(cells.reshape(-1, 1, 2), to_image).reshape(-1, 2)
     centres = found.quads[tokens].mean(axis=1)
     empty = max(middles, key=lambda m: np.linalg.norm(centres - m, axis=1).min())
-    assert token_contrasts(scene.image, found.quads[board], empty[None])[0] < 20
+    assert token_contrasts(board_view(scene.image, found.quads[board]), empty[None])[0] < 20
     fake = Detections(found.quads[real:real + 1] - centres[0] + empty, ("token",),
                       ("observed",), np.float32([0.6]))
     confidences = found.confidences.copy()
