@@ -1074,8 +1074,9 @@ def test_fairly_sure_qwixx_cards_are_checked_at_card_size_on_the_sheet(
     checked, checked_wrong = tally()
     monkeypatch.setattr(module, "CARD_CHECK_BELOW", 0.0)
     plain, plain_wrong = tally()
-    # here 8 played cards read right and 0 wrong checked (one unknown), 5 and 5 not
-    assert plain_wrong >= 4, (plain, plain_wrong)  # the scenes still show the fault
+    # here 7 played cards read right and 0 wrong checked, 5 and 2 not (the model trained
+    # on 300 located scenes reads most of them right at first)
+    assert plain_wrong >= 2, (plain, plain_wrong)  # the scenes still show the fault
     assert checked_wrong <= 1 and checked >= plain + 2, (checked, checked_wrong, plain,
                                                          plain_wrong)
 
