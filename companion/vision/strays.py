@@ -1,7 +1,7 @@
 """Pieces that are no pieces: a fingertip, a patch of table or a scrap of a tile the
 locator outlined, read unsure, whose face is unlike the photo's sure pieces' in colour
-or far smaller (``without_strays``, one rule a kind; Rox element cards apart from the
-rows, ``without_rox_strays``)."""
+or far smaller or larger (``without_strays``, one rule a kind; Rox element cards apart
+from the rows, ``without_rox_strays``)."""
 
 from __future__ import annotations
 
@@ -52,6 +52,17 @@ none, 2 covered less than 0.2 (0.19, and 0.11 in dev 61300 normal: a corner of a
 tile that stood in the grid as '?')."""
 
 
+HUGE_TILE = 2.8
+"""An unsure Nummix "tile" whose outline covers more than this many times the median
+area of the photo's sure tiles is no tile: a hand's fingers outlined together (joined
+tiles are cut apart before, ``split_joined_tiles``). Unsure located tiles at
+``without_strays``, dev seeds 60000-60119, 61100-61139 and 61800-61839 normal and
+60000-60059 hard (265 outlines): the 8 covering 3.0 times or more lay on no tile but one
+(4.0, a tile under a hand, dropped by its colour anyway), among them the fingers that
+stood in dev 60064's grid as '?' (5.7, only 8 off in colour, not alone); the largest on
+a tile covered 2.57."""
+
+
 LONE_TILE = 2.5
 """An unknown Nummix "tile" (read under ``MIN_CONFIDENCE``) ``STRAY_DARKER`` darker than
 the sure tiles, whose nearest located tile stands at least this many tile sizes (square
@@ -91,18 +102,21 @@ colour and 66 in lightness (under a glare spot, 61139 hard: dropped at 60)."""
 class StrayRule:
     """How ``without_strays`` judges one kind: pieces read less sure than
     ``doubtful_below`` whose face is ``chroma`` off the surer ones' in colour (and
-    ``STRAY_DARKER`` darker), or covering under ``tiny`` of their median area, are no
-    pieces; nor, with ``lone``, are unknown ones ``STRAY_DARKER`` darker that stand
-    ``lone`` sizes or more from any other piece of the kind."""
+    ``STRAY_DARKER`` darker), or covering under ``tiny`` of their median area or over
+    ``huge`` times it, are no pieces; nor, with ``lone``, are unknown ones
+    ``STRAY_DARKER`` darker that stand ``lone`` sizes or more from any other piece of
+    the kind."""
 
     chroma: float
     doubtful_below: float = UNSURE
     tiny: float = 0.0
+    huge: float = 0.0
     lone: float = 0.0
 
 
 STRAY_RULES = {
-    "nummix_tile": StrayRule(TILE_STRAY_CHROMA, tiny=TINY_TILE, lone=LONE_TILE),
+    "nummix_tile": StrayRule(TILE_STRAY_CHROMA, tiny=TINY_TILE, huge=HUGE_TILE,
+                              lone=LONE_TILE),
     "catbox_card": StrayRule(STRAY_CHROMA),
     "nox_card": StrayRule(STRAY_CHROMA, doubtful_below=NOX_DOUBTFUL),
 }
@@ -131,6 +145,8 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
     usual_area = float(np.median([area(i) for i in sure]))
     if rule.tiny:
         strays |= {i for i in doubtful if area(i) < rule.tiny * usual_area}
+    if rule.huge:
+        strays |= {i for i in doubtful if area(i) > rule.huge * usual_area}
     if rule.lone:
         centres = read.quads.mean(axis=1)
         reach = rule.lone * math.sqrt(usual_area)

@@ -704,6 +704,27 @@ def test_a_lone_fingertip_in_the_tiles_colour_is_dropped(monkeypatch) -> None:
     assert any("?" in line.split() for line in kept.reading.state["grid"])
 
 
+def test_a_hands_fingers_outlined_as_one_tile_are_dropped(monkeypatch) -> None:
+    """Dev scene 60064 (normal): a hand's fingers, beside a group of tiles and near the
+    faces' colour (8 off), are outlined as one "tile" 5.7 times a tile's area and read
+    unknown; so large an unsure outline is no tile (``HUGE_TILE``) and the grid holds
+    no '?'; without that bound the fingers stand in it as one."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+    from companion.synth import render_scene
+    from companion.vision import strays as module
+
+    scene = render_scene("nummix", seed=60064, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="nummix", players=players, caller=caller)
+    assert not any("?" in line.split() for line in read.reading.state["grid"])
+    assert not read.reading.unknown
+    monkeypatch.setitem(module.STRAY_RULES, "nummix_tile", module.StrayRule(
+        module.TILE_STRAY_CHROMA, tiny=module.TINY_TILE, lone=module.LONE_TILE))
+    kept = read_photo(scene.image, game="nummix", players=players, caller=caller)
+    assert any("?" in line.split() for line in kept.reading.state["grid"])
+
+
 def test_a_scrap_of_a_tile_outlined_as_a_tile_is_dropped(monkeypatch) -> None:
     """A small outline in a tile's corner (a tenth of a tile: plain face, the tile's own
     colour) reads unsure: it is dropped as far smaller than the sure tiles
