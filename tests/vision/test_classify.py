@@ -563,6 +563,21 @@ def test_two_tiles_outlined_off_their_seam_are_cut_where_the_tiles_are() -> None
     assert right >= 2 * pairs - 2, (right, pairs)
 
 
+def test_two_tiles_outlined_as_one_with_one_tile_near_are_cut_apart() -> None:
+    """Dev scene 60000 (normal): o7 and b10, apart from the other tiles, come out of the
+    locator as one outline with only one located tile near (``TILE_PAIR_NEAR``); its area
+    is measured against the photo's other tiles, it is cut in two and the state is read
+    exact (with the near tile alone it went uncut, read b5 at 0.20, and b10 was lost)."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+    from companion.synth import render_scene
+
+    scene = render_scene("nummix", seed=60000, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="nummix", players=players, caller=caller)
+    assert compare(scene, read.reading).state
+
+
 def _reading_at(read: Detections, centre: np.ndarray) -> tuple[str | None, float]:
     """The label and confidence of the piece read nearest ``centre``."""
     j = int(np.argmin(np.linalg.norm(read.quads.mean(axis=1) - centre, axis=1)))
