@@ -63,6 +63,16 @@ stood in dev 60064's grid as '?' (5.7, only 8 off in colour, not alone); the lar
 a tile covered 2.57."""
 
 
+COVERED_TILE = 0.5
+"""An unsure Nummix "tile" whose outline lies at least this much (share of its area)
+inside the photo's sure tiles' outlines is no tile of its own: a scrap outlined across
+two touching tiles (dev 61934 normal: 0.86 covered, read o7 at 0.10, stood in the grid
+as '?'). Unsure located tiles at ``without_strays``, dev seeds 60000-60079, 61100-61139
+and 61900-61939 normal, 60000-60039 and 61800-61839 hard: the outlines with a tile of
+their own (one whose centre no sure outline holds) were at most 0.3 covered; over 0.3
+only outlines with none (0.36-0.86)."""
+
+
 LONE_TILE = 2.5
 """An unknown Nummix "tile" (read under ``MIN_CONFIDENCE``) ``STRAY_DARKER`` darker than
 the sure tiles, whose nearest located tile stands at least this many tile sizes (square
@@ -103,7 +113,8 @@ class StrayRule:
     """How ``without_strays`` judges one kind: pieces read less sure than
     ``doubtful_below`` whose face is ``chroma`` off the surer ones' in colour (and
     ``STRAY_DARKER`` darker), or covering under ``tiny`` of their median area or over
-    ``huge`` times it, are no pieces; nor, with ``lone``, are unknown ones
+    ``huge`` times it, or lying ``covered`` inside their outlines, are no pieces; nor,
+    with ``lone``, are unknown ones
     ``STRAY_DARKER`` darker that stand ``lone`` sizes or more from any other piece of
     the kind."""
 
@@ -111,12 +122,13 @@ class StrayRule:
     doubtful_below: float = UNSURE
     tiny: float = 0.0
     huge: float = 0.0
+    covered: float = 0.0
     lone: float = 0.0
 
 
 STRAY_RULES = {
     "nummix_tile": StrayRule(TILE_STRAY_CHROMA, tiny=TINY_TILE, huge=HUGE_TILE,
-                              lone=LONE_TILE),
+                              covered=COVERED_TILE, lone=LONE_TILE),
     "catbox_card": StrayRule(STRAY_CHROMA),
     "nox_card": StrayRule(STRAY_CHROMA, doubtful_below=NOX_DOUBTFUL),
 }
@@ -147,6 +159,9 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
         strays |= {i for i in doubtful if area(i) < rule.tiny * usual_area}
     if rule.huge:
         strays |= {i for i in doubtful if area(i) > rule.huge * usual_area}
+    if rule.covered:
+        strays |= {i for i in doubtful
+                   if _covered_share(read, sure, i, balanced.shape[:2]) >= rule.covered}
     if rule.lone:
         centres = read.quads.mean(axis=1)
         reach = rule.lone * math.sqrt(usual_area)
@@ -179,6 +194,19 @@ def without_rox_strays(read: Detections, balanced: Image) -> Detections:
                 or abs(float(face[0] - usual[0])) >= ROX_STRAY_LIGHTNESS):
             strays.add(i)
     return read.select([i for i in read if i not in strays]) if strays else read
+
+
+def _covered_share(read: Detections, others: list[int], piece: int,
+                   size: tuple[int, ...]) -> float:
+    """The share of ``piece``'s outline lying inside the outlines of ``others``."""
+    def drawn(indices: list[int]) -> npt.NDArray[np.uint8]:
+        mask = np.zeros(size[:2], np.uint8)
+        for i in indices:
+            cv2.fillConvexPoly(mask, np.round(read.quads[i]).astype(np.int32), 1)
+        return mask
+
+    own = drawn([piece])
+    return float((own & drawn(others)).sum()) / max(int(own.sum()), 1)
 
 
 def _face_colour(balanced: Image, quad: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:

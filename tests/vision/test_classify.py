@@ -735,7 +735,28 @@ def test_a_hands_fingers_outlined_as_one_tile_are_dropped(monkeypatch) -> None:
     assert not any("?" in line.split() for line in read.reading.state["grid"])
     assert not read.reading.unknown
     monkeypatch.setitem(module.STRAY_RULES, "nummix_tile", module.StrayRule(
-        module.TILE_STRAY_CHROMA, tiny=module.TINY_TILE, lone=module.LONE_TILE))
+        module.TILE_STRAY_CHROMA, tiny=module.TINY_TILE, covered=module.COVERED_TILE,
+        lone=module.LONE_TILE))
+    kept = read_photo(scene.image, game="nummix", players=players, caller=caller)
+    assert any("?" in line.split() for line in kept.reading.state["grid"])
+
+
+def test_a_scrap_outlined_across_two_tiles_is_dropped(monkeypatch) -> None:
+    """Dev scene 61934 (normal): an outline across two touching tiles, 0.86 of it inside
+    their sure outlines, reads unknown; it is no tile of its own (``COVERED_TILE``) and
+    the state is read exact; without that bound it stands in the grid as '?'."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+    from companion.synth import render_scene
+    from companion.vision import strays as module
+
+    scene = render_scene("nummix", seed=61934, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="nummix", players=players, caller=caller)
+    assert compare(scene, read.reading).state
+    monkeypatch.setitem(module.STRAY_RULES, "nummix_tile", module.StrayRule(
+        module.TILE_STRAY_CHROMA, tiny=module.TINY_TILE, huge=module.HUGE_TILE,
+        lone=module.LONE_TILE))
     kept = read_photo(scene.image, game="nummix", players=players, caller=caller)
     assert any("?" in line.split() for line in kept.reading.state["grid"])
 
