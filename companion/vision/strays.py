@@ -1,6 +1,7 @@
 """Pieces that are no pieces: a fingertip, a patch of table or a scrap of a tile the
 locator outlined, read unsure, whose face is unlike the photo's sure pieces' in colour,
-or far smaller, or apart from them all (``without_strays``, one rule a kind)."""
+or far smaller or larger, or apart from them all (``without_strays``, one rule a
+kind)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,27 @@ hard, 264 outlines): of the 218 on a tile, the smallest covered 0.18 (an outline
 tenth of a hard scene's tile, read b4 for b12 at 0.09), the next 0.22; of the 46 on
 none, 2 covered less than 0.2 (0.19, and 0.11 in dev 61300 normal: a corner of a rack
 tile that stood in the grid as '?')."""
+
+
+HUGE_TILE = 2.8
+"""An unsure Nummix "tile" whose outline covers more than this many times the median
+area of the photo's sure tiles is no tile: a hand's fingers outlined together (joined
+tiles are cut apart before, ``split_joined_tiles``). Unsure located tiles at
+``without_strays``, dev seeds 60000-60119, 61100-61139 and 61800-61839 normal and
+60000-60059 hard (265 outlines): the 8 covering 3.0 times or more lay on no tile but one
+(4.0, a tile under a hand, dropped by its colour anyway), among them the fingers that
+stood in dev 60064's grid as '?' (5.7, only 8 off in colour, not alone); the largest on
+a tile covered 2.57."""
+
+
+COVERED_TILE = 0.5
+"""An unsure Nummix "tile" whose outline lies at least this much (share of its area)
+inside the photo's sure tiles' outlines is no tile of its own: a scrap outlined across
+two touching tiles (dev 61934 normal: 0.86 covered, read o7 at 0.10, stood in the grid
+as '?'). Unsure located tiles at ``without_strays``, dev seeds 60000-60079, 61100-61139
+and 61900-61939 normal, 60000-60039 and 61800-61839 hard: the outlines with a tile of
+their own (one whose centre no sure outline holds) were at most 0.3 covered; over 0.3
+only outlines with none (0.36-0.86)."""
 
 
 LONE_TILE = 2.5
@@ -124,14 +146,17 @@ def _unlike_nox(face: Lab, usual: Lab) -> bool:
 class StrayRule:
     """How ``without_strays`` judges one kind: pieces read less sure than
     ``doubtful_below`` whose face is ``chroma`` off the surer ones' in colour (and
-    ``STRAY_DARKER`` darker), or covering under ``tiny`` of their median area, are no
-    pieces; nor, with ``lone``, are those read under ``lone_below`` whose face is
-    ``lone_unlike`` the sure ones' and that stand ``lone`` sizes or more from every other
-    piece of the kind (``lone_from_sure``: from every sure one)."""
+    ``STRAY_DARKER`` darker), or covering under ``tiny`` of their median area or over
+    ``huge`` times it, or lying ``covered`` inside their outlines, are no pieces; nor,
+    with ``lone``, are those read under ``lone_below`` whose face is ``lone_unlike`` the
+    sure ones' and that stand ``lone`` sizes or more from every other piece of the kind
+    (``lone_from_sure``: from every sure one)."""
 
     chroma: float = math.inf
     doubtful_below: float = UNSURE
     tiny: float = 0.0
+    huge: float = 0.0
+    covered: float = 0.0
     lone: float = 0.0
     lone_below: float = MIN_CONFIDENCE
     lone_unlike: Callable[[Lab, Lab], bool] = _darker
@@ -139,7 +164,8 @@ class StrayRule:
 
 
 STRAY_RULES = {
-    "nummix_tile": StrayRule(TILE_STRAY_CHROMA, tiny=TINY_TILE, lone=LONE_TILE),
+    "nummix_tile": StrayRule(TILE_STRAY_CHROMA, tiny=TINY_TILE, huge=HUGE_TILE,
+                              covered=COVERED_TILE, lone=LONE_TILE),
     "catbox_card": StrayRule(STRAY_CHROMA),
     "nox_card": StrayRule(STRAY_CHROMA, doubtful_below=NOX_DOUBTFUL, lone=NOX_LONE,
                           lone_below=NOX_DOUBTFUL, lone_unlike=_unlike_nox),
@@ -170,6 +196,11 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
     usual_area = float(np.median([area(i) for i in sure]))
     if rule.tiny:
         strays |= {i for i in doubtful if area(i) < rule.tiny * usual_area}
+    if rule.huge:
+        strays |= {i for i in doubtful if area(i) > rule.huge * usual_area}
+    if rule.covered:
+        strays |= {i for i in doubtful
+                   if _covered_share(read, sure, i, balanced.shape[:2]) >= rule.covered}
     if rule.lone:
         centres = read.quads.mean(axis=1)
         reach = rule.lone * math.sqrt(usual_area)
@@ -179,6 +210,19 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
                    and all(float(np.linalg.norm(centres[j] - centres[i])) >= reach
                            for j in others if j != i)}
     return read.select([i for i in read if i not in strays]) if strays else read
+
+
+def _covered_share(read: Detections, others: list[int], piece: int,
+                   size: tuple[int, ...]) -> float:
+    """The share of ``piece``'s outline lying inside the outlines of ``others``."""
+    def drawn(indices: list[int]) -> npt.NDArray[np.uint8]:
+        mask = np.zeros(size[:2], np.uint8)
+        for i in indices:
+            cv2.fillConvexPoly(mask, np.round(read.quads[i]).astype(np.int32), 1)
+        return mask
+
+    own = drawn([piece])
+    return float((own & drawn(others)).sum()) / max(int(own.sum()), 1)
 
 
 def _face_colour(balanced: Image, quad: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:

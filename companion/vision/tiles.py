@@ -76,7 +76,10 @@ surely wrong unchanged (13), exact states unchanged (also normal 61200 and 61300
 
 
 TILE_PAIR_NEAR = 2.5
-"""Tiles whose centre lies within this many of the outline's long side count as near."""
+"""Tiles whose centre lies within this many of the outline's long side count as near;
+with fewer than two near, the outline is measured against all the photo's other tiles
+(dev 60000 normal: o7 and b10 at the end of a column, one outline of 2.2 tiles' area
+with one tile near, read b5 at 0.20; cut in two, both read sure and right)."""
 
 
 def split_joined_tiles(read: Detections, balanced: Image, model: Model) -> Detections:
@@ -98,7 +101,7 @@ def split_joined_tiles(read: Detections, balanced: Image, model: Model) -> Detec
         distance = np.linalg.norm(centres - centres[k], axis=1)
         near = (distance > 0) & (distance <= TILE_PAIR_NEAR * sides.max())
         if near.sum() < 2:
-            continue
+            near = distance > 0
         ratio = areas[k] / max(float(np.median(areas[near])), 1.0)
         if not TILE_PAIR_AREA[0] <= ratio <= TILE_PAIR_AREA[1]:
             continue

@@ -567,6 +567,21 @@ def test_two_tiles_outlined_off_their_seam_are_cut_where_the_tiles_are() -> None
     assert right >= 2 * pairs - 2, (right, pairs)
 
 
+def test_two_tiles_outlined_as_one_with_one_tile_near_are_cut_apart() -> None:
+    """Dev scene 60000 (normal): o7 and b10, apart from the other tiles, come out of the
+    locator as one outline with only one located tile near (``TILE_PAIR_NEAR``); its area
+    is measured against the photo's other tiles, it is cut in two and the state is read
+    exact (with the near tile alone it went uncut, read b5 at 0.20, and b10 was lost)."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+    from companion.synth import render_scene
+
+    scene = render_scene("nummix", seed=60000, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="nummix", players=players, caller=caller)
+    assert compare(scene, read.reading).state
+
+
 def _reading_at(read: Detections, centre: np.ndarray) -> tuple[str | None, float]:
     """The label and confidence of the piece read nearest ``centre``."""
     j = int(np.argmin(np.linalg.norm(read.quads.mean(axis=1) - centre, axis=1)))
@@ -705,6 +720,48 @@ def test_a_lone_fingertip_in_the_tiles_colour_is_dropped(monkeypatch) -> None:
         module.TILE_STRAY_CHROMA, tiny=module.TINY_TILE))
     kept = read_photo(scene.image, game="nummix", players=players, caller=caller)
     assert len(kept.pieces.detections) == len(read.pieces.detections) + 1
+    assert any("?" in line.split() for line in kept.reading.state["grid"])
+
+
+def test_a_hands_fingers_outlined_as_one_tile_are_dropped(monkeypatch) -> None:
+    """Dev scene 60064 (normal): a hand's fingers, beside a group of tiles and near the
+    faces' colour (8 off), are outlined as one "tile" 5.7 times a tile's area and read
+    unknown; so large an unsure outline is no tile (``HUGE_TILE``) and the grid holds
+    no '?'; without that bound the fingers stand in it as one."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+    from companion.synth import render_scene
+    from companion.vision import strays as module
+
+    scene = render_scene("nummix", seed=60064, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="nummix", players=players, caller=caller)
+    assert not any("?" in line.split() for line in read.reading.state["grid"])
+    assert not read.reading.unknown
+    monkeypatch.setitem(module.STRAY_RULES, "nummix_tile", module.StrayRule(
+        module.TILE_STRAY_CHROMA, tiny=module.TINY_TILE, covered=module.COVERED_TILE,
+        lone=module.LONE_TILE))
+    kept = read_photo(scene.image, game="nummix", players=players, caller=caller)
+    assert any("?" in line.split() for line in kept.reading.state["grid"])
+
+
+def test_a_scrap_outlined_across_two_tiles_is_dropped(monkeypatch) -> None:
+    """Dev scene 61934 (normal): an outline across two touching tiles, 0.86 of it inside
+    their sure outlines, reads unknown; it is no tile of its own (``COVERED_TILE``) and
+    the state is read exact; without that bound it stands in the grid as '?'."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+    from companion.synth import render_scene
+    from companion.vision import strays as module
+
+    scene = render_scene("nummix", seed=61934, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="nummix", players=players, caller=caller)
+    assert compare(scene, read.reading).state
+    monkeypatch.setitem(module.STRAY_RULES, "nummix_tile", module.StrayRule(
+        module.TILE_STRAY_CHROMA, tiny=module.TINY_TILE, huge=module.HUGE_TILE,
+        lone=module.LONE_TILE))
+    kept = read_photo(scene.image, game="nummix", players=players, caller=caller)
     assert any("?" in line.split() for line in kept.reading.state["grid"])
 
 
