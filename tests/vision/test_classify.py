@@ -4,6 +4,7 @@ little under what the benchmark measures (docs/BENCHMARKS.md)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -738,9 +739,8 @@ def test_a_hands_fingers_outlined_as_one_tile_are_dropped(monkeypatch) -> None:
     read = read_photo(scene.image, game="nummix", players=players, caller=caller)
     assert not any("?" in line.split() for line in read.reading.state["grid"])
     assert not read.reading.unknown
-    monkeypatch.setitem(module.STRAY_RULES, "nummix_tile", module.StrayRule(
-        module.TILE_STRAY_CHROMA, tiny=module.TINY_TILE, covered=module.COVERED_TILE,
-        lone=module.LONE_TILE))
+    monkeypatch.setitem(module.STRAY_RULES, "nummix_tile",
+                        replace(module.STRAY_RULES["nummix_tile"], huge=0.0))
     kept = read_photo(scene.image, game="nummix", players=players, caller=caller)
     assert any("?" in line.split() for line in kept.reading.state["grid"])
 
@@ -758,9 +758,8 @@ def test_a_scrap_outlined_across_two_tiles_is_dropped(monkeypatch) -> None:
     players, caller = given_names(scene)
     read = read_photo(scene.image, game="nummix", players=players, caller=caller)
     assert compare(scene, read.reading).state
-    monkeypatch.setitem(module.STRAY_RULES, "nummix_tile", module.StrayRule(
-        module.TILE_STRAY_CHROMA, tiny=module.TINY_TILE, huge=module.HUGE_TILE,
-        lone=module.LONE_TILE))
+    monkeypatch.setitem(module.STRAY_RULES, "nummix_tile",
+                        replace(module.STRAY_RULES["nummix_tile"], covered=0.0))
     kept = read_photo(scene.image, game="nummix", players=players, caller=caller)
     assert any("?" in line.split() for line in kept.reading.state["grid"])
 
