@@ -6,7 +6,6 @@ kind)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import cv2
@@ -105,6 +104,7 @@ a finger read a 10 at 0.52, 6.7 out). Doubtful located cards of dev 61000-61059,
 8 lay 3 sizes or more apart, at most 8.7 off in colour (lighter, in glare) and 8
 darker; of 25 on none, 7 lay that far out, 6 of them this unlike."""
 
+
 ROX_STRAY_APART = 2.5
 ROX_STRAY_CHROMA = 15.0
 ROX_STRAY_LIGHTNESS = 90.0
@@ -123,23 +123,12 @@ colour and 66 in lightness (under a glare spot, 61139 hard: dropped at 60)."""
 Lab = npt.NDArray[np.float64]
 
 
-def _darker(face: Lab, usual: Lab) -> bool:
-    """A face ``STRAY_DARKER`` darker than the sure pieces', whatever its colour."""
-    return float(usual[0] - face[0]) >= STRAY_DARKER
-
-
-def _unlike_rox(face: Lab, usual: Lab) -> bool:
-    """A face ``ROX_STRAY_CHROMA`` off the sure element cards' in colour or
-    ``ROX_STRAY_LIGHTNESS`` in lightness, either way."""
-    return (float(np.hypot(*(face[1:] - usual[1:]))) >= ROX_STRAY_CHROMA
-            or abs(float(face[0] - usual[0])) >= ROX_STRAY_LIGHTNESS)
-
-
-def _unlike_nox(face: Lab, usual: Lab) -> bool:
-    """A face ``STRAY_CHROMA`` off the sure Nox cards' in colour or ``NOX_LONE_DARKER``
-    darker."""
-    return (float(np.hypot(*(face[1:] - usual[1:]))) >= STRAY_CHROMA
-            or float(usual[0] - face[0]) >= NOX_LONE_DARKER)
+def _unlike(face: Lab, usual: Lab, *, chroma: float = math.inf, darker: float = math.inf,
+            lighter: float = math.inf) -> bool:
+    """Whether a ``face`` (CIELAB) lies ``chroma`` or more off the sure pieces' ``usual``
+    one in colour, or ``darker`` or ``lighter`` than it by that much or more."""
+    return (float(np.hypot(*(face[1:] - usual[1:]))) >= chroma
+            or float(usual[0] - face[0]) >= darker or float(face[0] - usual[0]) >= lighter)
 
 
 @dataclass(frozen=True)
@@ -148,8 +137,9 @@ class StrayRule:
     ``doubtful_below`` whose face is ``chroma`` off the surer ones' in colour (and
     ``STRAY_DARKER`` darker), or covering under ``tiny`` of their median area or over
     ``huge`` times it, or lying ``covered`` inside their outlines, are no pieces; nor,
-    with ``lone``, are those read under ``lone_below`` whose face is ``lone_unlike`` the
-    sure ones' and that stand ``lone`` sizes or more from every other piece of the kind
+    with ``lone``, are those read under ``lone_below`` whose face is ``lone_chroma`` off
+    the sure ones' in colour, or ``lone_darker`` darker or ``lone_lighter`` lighter, and
+    that stand ``lone`` sizes or more from every other piece of the kind
     (``lone_from_sure``: from every sure one)."""
 
     chroma: float = math.inf
@@ -159,7 +149,9 @@ class StrayRule:
     covered: float = 0.0
     lone: float = 0.0
     lone_below: float = MIN_CONFIDENCE
-    lone_unlike: Callable[[Lab, Lab], bool] = _darker
+    lone_chroma: float = math.inf
+    lone_darker: float = STRAY_DARKER
+    lone_lighter: float = math.inf
     lone_from_sure: bool = False
 
 
@@ -168,9 +160,11 @@ STRAY_RULES = {
                               covered=COVERED_TILE, lone=LONE_TILE),
     "catbox_card": StrayRule(STRAY_CHROMA),
     "nox_card": StrayRule(STRAY_CHROMA, doubtful_below=NOX_DOUBTFUL, lone=NOX_LONE,
-                          lone_below=NOX_DOUBTFUL, lone_unlike=_unlike_nox),
+                          lone_below=NOX_DOUBTFUL, lone_chroma=STRAY_CHROMA,
+                          lone_darker=NOX_LONE_DARKER),
     "rox_card": StrayRule(doubtful_below=MIN_CONFIDENCE, lone=ROX_STRAY_APART,
-                          lone_unlike=_unlike_rox, lone_from_sure=True),
+                          lone_chroma=ROX_STRAY_CHROMA, lone_darker=ROX_STRAY_LIGHTNESS,
+                          lone_lighter=ROX_STRAY_LIGHTNESS, lone_from_sure=True),
 }
 
 
@@ -187,8 +181,8 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
         return read
     faces = {i: _face_colour(balanced, read.quads[i]) for i in sure + doubtful}
     usual = np.median([faces[i] for i in sure], axis=0)
-    strays = {i for i in doubtful if _darker(faces[i], usual)
-              and float(np.hypot(*(faces[i][1:] - usual[1:]))) >= rule.chroma}
+    strays = {i for i in doubtful if _unlike(faces[i], usual, darker=STRAY_DARKER)
+              and _unlike(faces[i], usual, chroma=rule.chroma)}
 
     def area(i: int) -> float:
         return abs(float(cv2.contourArea(read.quads[i].astype(np.float32))))
@@ -206,7 +200,8 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
         reach = rule.lone * math.sqrt(usual_area)
         others = sure if rule.lone_from_sure else pieces
         strays |= {i for i in doubtful if float(read.confidences[i]) < rule.lone_below
-                   and rule.lone_unlike(faces[i], usual)
+                   and _unlike(faces[i], usual, chroma=rule.lone_chroma,
+                               darker=rule.lone_darker, lighter=rule.lone_lighter)
                    and all(float(np.linalg.norm(centres[j] - centres[i])) >= reach
                            for j in others if j != i)}
     return read.select([i for i in read if i not in strays]) if strays else read
