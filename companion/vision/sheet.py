@@ -250,7 +250,7 @@ def _warp(image: Image, quad: Quad, size: tuple[int, int]) -> Image:
 
 
 def pad_boxes(image: Image, quad: Quad, *, starts: Sequence[npt.ArrayLike] = ()
-               ) -> tuple[Placed, float]:
+              ) -> tuple[Placed, float]:
     """The pad's boxes placed by its fit to the printed layout (``_pad_fit``), and how
     certain its turn is (0..1): the boxes as the reader finds them, for the box model's
     training crops and the sheet benchmark."""
@@ -291,6 +291,12 @@ def _column() -> float:
     return float(red[1][0] - red[0][0])
 
 
+def _row() -> float:
+    """The pad's row pitch, a share of its height (a coloured row to the next)."""
+    layout = qwixx_sheet_layout(1.0, 1.0)
+    return float(layout["yellow"][0][1] - layout["red"][0][1])
+
+
 def _column_refit(image: Image, quads: Sequence[Quad], fitted: Quad, fit: float
                   ) -> Quad | None:
     """The pad's fit started again a column to the left and to the right of each of
@@ -321,9 +327,7 @@ def _column_refit(image: Image, quads: Sequence[Quad], fitted: Quad, fit: float
 
 def _row_px(upright: Quad) -> float:
     """The height in the photo, in pixels, of a coloured row of the pad at ``upright``."""
-    layout = qwixx_sheet_layout(1.0, 1.0)
-    row = float(layout["yellow"][0][1] - layout["red"][0][1])
-    ends = cv2.perspectiveTransform(np.array([[[0.5, 0.5]], [[0.5, 0.5 + row]]]),
+    ends = cv2.perspectiveTransform(np.array([[[0.5, 0.5]], [[0.5, 0.5 + _row()]]]),
                                     _face_to_image(upright))
     return float(np.linalg.norm(ends[1] - ends[0]))
 
@@ -333,7 +337,7 @@ def _shifted(upright: Quad, along: float, across: float, *, stretch: float = 1.0
     and its height scaled by ``stretch`` about the middle of its coloured rows."""
     layout = qwixx_sheet_layout(1.0, 1.0)
     dx = along * _column()
-    dy = across * float(layout["yellow"][0][1] - layout["red"][0][1])
+    dy = across * _row()
     middle = float(layout["red"][0][1] + layout["blue"][0][3]) / 2
     y0, y1 = middle - middle * stretch + dy, middle + (1 - middle) * stretch + dy
     face = np.array([[[dx, y0]], [[1 + dx, y0]], [[1 + dx, y1]], [[dx, y1]]], np.float64)
@@ -401,10 +405,10 @@ def _foul_refit(image: Image, upright: Quad, crossed: npt.ArrayLike
     if sure.all():
         return None
     h = _face_to_image(upright)
-    layout = qwixx_sheet_layout(1.0, 1.0)
-    row = float(layout["yellow"][0][1] - layout["red"][0][1])
     if _row_px(upright) < MOVE_MIN_ROW_PX:
         return None
+    layout = qwixx_sheet_layout(1.0, 1.0)
+    row = _row()
     steps = np.arange(-round(FOUL_REACH / FOUL_STEP), round(FOUL_REACH / FOUL_STEP) + 1)
     moved: Placed = [("foul", k + 1, _map_rect(h, (x0, y0 + s * FOUL_STEP * row, x1,
                                                    y1 + s * FOUL_STEP * row)))
