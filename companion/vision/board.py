@@ -6,6 +6,7 @@ shadow) dropped."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
@@ -20,6 +21,9 @@ from companion.vision.detections import (
 from companion.vision.reading import (
     Image,
 )
+
+if TYPE_CHECKING:  # locate imports this module: imported where used
+    from companion.vision.locate import BoardView
 
 BLOCKED = "observed"
 """The grey token that blocks a cell (``companion.readers.catbox``)."""
@@ -89,14 +93,12 @@ their cells' middles 13.6 or more."""
 def without_doubtful_tokens(read: Detections, balanced: Image) -> Detections:
     """Without the doubtful tokens on the research board (``TOKEN_DOUBT``) and the
     circles on the gaps between its cells (``ACROSS_GAP``)."""
-    boards = [i for i in read if read.kinds[i] == "catbox_board"]
     tokens = [i for i in read if read.kinds[i] == "token"]
-    if not boards or not tokens:
+    view = _largest_board_view(read, balanced) if tokens else None
+    if view is None:
         return read
-    from companion.vision.locate import board_view, cells_under, token_contrasts
+    from companion.vision.locate import cells_under, token_contrasts
 
-    board = max(boards, key=lambda i: abs(cv2.contourArea(read.quads[i])))
-    view = board_view(balanced, read.quads[board])
     centres = read.quads[tokens].mean(axis=1)
     places = dict(zip(tokens, cells_under(view, centres), strict=True))
     drop = {i for i, place in places.items()
@@ -127,16 +129,14 @@ def observed_by_colour(read: Detections, balanced: Image) -> Detections:
     """Tokens read "observed" in a player's colour relabelled (``NOT_GREY``): the token
     model takes a blue token in shade or a red one in glare for the grey observed one,
     which blocks the cell."""
-    boards = [i for i in read if read.kinds[i] == "catbox_board"]
     tokens = [i for i in read if read.kinds[i] == "token" and read.labels[i] is not None]
     doubted = [i for i in tokens if read.labels[i] == BLOCKED
                and float(read.confidences[i]) < SURE_TOKEN]
-    if not boards or not doubted:
+    view = _largest_board_view(read, balanced) if doubted else None
+    if view is None:
         return read
-    from companion.vision.locate import board_view, token_colours
+    from companion.vision.locate import token_colours
 
-    board = max(boards, key=lambda i: abs(cv2.contourArea(read.quads[i])))
-    view = board_view(balanced, read.quads[board])
     colours = dict(zip(tokens, token_colours(view, read.quads[tokens].mean(axis=1)),
                        strict=True))
     sure: dict[str, list[npt.NDArray[np.float64]]] = {}
@@ -162,6 +162,18 @@ def observed_by_colour(read: Detections, balanced: Image) -> Detections:
                            BLOCKED)
         labels[i] = nearest
     return read.with_fields(labels=tuple(labels))
+
+
+def _largest_board_view(read: Detections, balanced: Image) -> BoardView | None:
+    """The rectified view of the photo's largest research board (the one read), or None
+    without a board."""
+    from companion.vision.locate import board_view
+
+    boards = [i for i in read if read.kinds[i] == "catbox_board"]
+    if not boards:
+        return None
+    board = max(boards, key=lambda i: abs(cv2.contourArea(read.quads[i])))
+    return board_view(balanced, read.quads[board])
 
 
 def orient_board(balanced: Image, quad: npt.NDArray[np.float32], *,

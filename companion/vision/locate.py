@@ -658,10 +658,9 @@ def token_squares(board: npt.NDArray[np.float32], points: npt.NDArray[np.float32
     board) about ``points`` (image pixels) on the upright, fitted ``board``: a token's
     outline from the board's known scale, not from the circle search's radius."""
     to_view = _to_board_view(board)
-    seen = cv2.perspectiveTransform(np.asarray(points, np.float32).reshape(-1, 1, 2),
-                                    to_view).reshape(-1, 2)
     back = np.linalg.inv(to_view)
-    return [_token_square(float(x), float(y), TOKEN_RADIUS, back) for x, y in seen]
+    return [_token_square(float(x), float(y), TOKEN_RADIUS, back)
+            for x, y in _in_view(points, to_view)]
 
 
 def _token_square(x: float, y: float, r: float, back: npt.NDArray[np.float64]
@@ -728,12 +727,7 @@ class BoardView:
 
     def seen(self, points: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """``points`` (image pixels) in the view's pixels, (n, 2)."""
-        pts = np.asarray(points, np.float32).reshape(-1, 1, 2)
-        if not len(pts):
-            return np.zeros((0, 2), np.float32)
-        out: npt.NDArray[np.float32] = cv2.perspectiveTransform(pts, self.to_view
-                                                                ).reshape(-1, 2)
-        return out
+        return _in_view(points, self.to_view)
 
 
 def board_view(image: Image, board: npt.NDArray[np.float32]) -> BoardView:
@@ -741,6 +735,16 @@ def board_view(image: Image, board: npt.NDArray[np.float32]) -> BoardView:
     to_view = _to_board_view(board)
     bgr: Image = cv2.warpPerspective(image, to_view, BOARD_VIEW)
     return BoardView(bgr, cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB), to_view)
+
+
+def _in_view(points: npt.ArrayLike, to_view: npt.NDArray[np.float64]
+             ) -> npt.NDArray[np.float32]:
+    """``points`` (image pixels) mapped by the homography ``to_view``, (n, 2)."""
+    pts = np.asarray(points, np.float32).reshape(-1, 1, 2)
+    if not len(pts):
+        return np.zeros((0, 2), np.float32)
+    out: npt.NDArray[np.float32] = cv2.perspectiveTransform(pts, to_view).reshape(-1, 2)
+    return out
 
 
 def _to_board_view(board: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
