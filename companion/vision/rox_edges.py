@@ -1,9 +1,8 @@
 """Rox element cards' 16 edge symbols, cut out of the rectified card and counted by
 element (``read_rox_edges``); an unsure card is read again through its outline fitted
 to the photo and through its sure neighbours' outlines stepped over, and then searched
-for through nudged outlines. A card the locator took for
-a scoring card by its shape is an element card if its edge symbols read sure
-(``element_cards_by_edges``)."""
+for through nudged outlines. A card the locator took for a scoring card by its shape
+is an element card if its edge symbols read sure (``element_cards_by_edges``)."""
 
 from __future__ import annotations
 
@@ -371,4 +370,3 @@ def _edge_readings(model: Model, balanced: Image, quads: list[npt.NDArray[np.flo
         product = float(np.prod(np.minimum(1.0, probs.max(axis=1) / model.sure)))
         out.append((counts, product ** (np.log(0.5) / np.log(EDGE_SURE_AT))))
     return out
-
