@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from companion.readers.common import ReadState, frame, indices, unsure
-from companion.vision.board import BLOCKED
+from companion.vision.board import BLOCKED, largest_board
 from companion.vision.detections import Detections
 from companion.vision.locate import board_cell
 
@@ -52,7 +52,7 @@ def read(detections: Detections, *, players: Sequence[str] | None = None,
     else:
         if len(boards) > 1:
             result.notes.append(f"{len(boards)} boards found: the largest is read")
-        board = max(boards, key=lambda i: abs(cv2.contourArea(detections.quads[i])))
+        board = largest_board(detections)
         result.roles[board] = {"role": "research board"}
         cells = _tokens(detections, board, result)
     colour_of = _players(cells, players, extra, result)

@@ -90,12 +90,11 @@ four cells' rounded corners meet, read as an observed token, surely. Dev 61804, 
 their cells' middles 13.6 or more."""
 
 
-def without_doubtful_tokens(read: Detections, balanced: Image) -> Detections:
-    """Without the doubtful tokens on the research board (``TOKEN_DOUBT``) and the
-    circles on the gaps between its cells (``ACROSS_GAP``)."""
+def without_doubtful_tokens(read: Detections, view: BoardView | None) -> Detections:
+    """Without the doubtful tokens on the research board seen in ``view``
+    (``TOKEN_DOUBT``) and the circles on the gaps between its cells (``ACROSS_GAP``)."""
     tokens = [i for i in read if read.kinds[i] == "token"]
-    view = _largest_board_view(read, balanced) if tokens else None
-    if view is None:
+    if view is None or not tokens:
         return read
     from companion.vision.locate import cells_under, token_contrasts
 
@@ -125,15 +124,14 @@ read observed (0.53-0.92) 13 to 49 off (bluer), red ones 40 (redder; dev 61337 h
 sure red token, and the model's next guess for them is blue: wrong still)."""
 
 
-def observed_by_colour(read: Detections, balanced: Image) -> Detections:
+def observed_by_colour(read: Detections, view: BoardView | None) -> Detections:
     """Tokens read "observed" in a player's colour relabelled (``NOT_GREY``): the token
     model takes a blue token in shade or a red one in glare for the grey observed one,
-    which blocks the cell."""
+    which blocks the cell. ``view`` is the board the tokens lie on."""
     tokens = [i for i in read if read.kinds[i] == "token" and read.labels[i] is not None]
     doubted = [i for i in tokens if read.labels[i] == BLOCKED
                and float(read.confidences[i]) < SURE_TOKEN]
-    view = _largest_board_view(read, balanced) if doubted else None
-    if view is None:
+    if view is None or not doubted:
         return read
     from companion.vision.locate import token_colours
 
@@ -164,16 +162,22 @@ def observed_by_colour(read: Detections, balanced: Image) -> Detections:
     return read.with_fields(labels=tuple(labels))
 
 
-def _largest_board_view(read: Detections, balanced: Image) -> BoardView | None:
-    """The rectified view of the photo's largest research board (the one read), or None
-    without a board."""
-    from companion.vision.locate import board_view
-
+def largest_board(read: Detections) -> int | None:
+    """The index of the photo's largest research board, the one that is read (a second,
+    smaller one is a board in the background), or None without a board."""
     boards = [i for i in read if read.kinds[i] == "catbox_board"]
     if not boards:
         return None
-    board = max(boards, key=lambda i: abs(cv2.contourArea(read.quads[i])))
-    return board_view(balanced, read.quads[board])
+    return max(boards, key=lambda i: abs(cv2.contourArea(read.quads[i])))
+
+
+def largest_board_view(read: Detections, balanced: Image) -> BoardView | None:
+    """The rectified view of the largest research board (``largest_board``), or None
+    without a board; made once and shared by the token steps."""
+    from companion.vision.locate import board_view
+
+    board = largest_board(read)
+    return None if board is None else board_view(balanced, read.quads[board])
 
 
 def orient_board(balanced: Image, quad: npt.NDArray[np.float32], *,

@@ -26,6 +26,7 @@ from companion.games.base import InputError
 from companion.vision.align import fit_card_outline
 from companion.vision.board import (
     boards_upright,
+    largest_board_view,
     observed_by_colour,
     without_doubtful_tokens,
 )
@@ -341,8 +342,9 @@ def classify(image: Image, detections: Detections, *, game: str,
             read = cards_checked_on_sheets(read, balanced, markers, models_dir)
         read = without_printed_boxes(read)
     if game == "catbox":
-        read = without_doubtful_tokens(read, balanced)
-        read = observed_by_colour(read, balanced)
+        board = largest_board_view(read, balanced)  # one warp for both token steps
+        read = without_doubtful_tokens(read, board)
+        read = observed_by_colour(read, board)
         read = without_strays(read, balanced, "catbox_card")
         read = without_tiny_cards(read)
     if game == "nox":

@@ -159,7 +159,7 @@ def test_a_doubtful_token_on_an_empty_cell_is_dropped_a_real_one_kept() -> None:
     """A token read unsurely (under TOKEN_DOUBT) is kept only if it differs from the
     ring around it as a token does: one made up on an empty cell's middle is dropped,
     a real token given the same low confidence is kept."""
-    from companion.vision.board import TOKEN_DOUBT, without_doubtful_tokens
+    from companion.vision.board import TOKEN_DOUBT, largest_board_view, without_doubtful_tokens
     from companion.vision.detections import Detections
     from companion.vision.locate import board_view, token_contrasts
 
@@ -182,7 +182,7 @@ def test_a_doubtful_token_on_an_empty_cell_is_dropped_a_real_one_kept() -> None:
     confidences = found.confidences.copy()
     confidences[real] = TOKEN_DOUBT - 0.3
     doubted = Detections.concat([found.with_fields(confidences=confidences), fake])
-    kept = without_doubtful_tokens(doubted, scene.image)
+    kept = without_doubtful_tokens(doubted, largest_board_view(doubted, scene.image))
     assert len(kept) == len(found)  # the made-up one dropped, the real one kept
     assert any(np.allclose(q, found.quads[real]) for q in kept.quads)
 
