@@ -79,11 +79,14 @@ FOUL_STEP = 0.05
 FOUL_SURE = 0.7
 """A moved foul row is kept when the box model's mean sureness over its four boxes is at
 least this, at its place and a step either way."""
-MOVE_MIN_ROW_PX = 12.0
+MOVE_MIN_ROW_PX = 11.0
 """Boxes are moved (``_foul_refit``, ``_surest_shift``) only on sheets whose rows are
-this many pixels high or more in the photo (foul boxes of 7.5 px or more): on smaller
+this many pixels high or more in the photo (foul boxes of 7 px or more): on smaller
 ones the model was sure of wrong places as often (hard dev scene 61820: rows 10 px high,
-an empty box read crossed 0.82 a fifth of a box away)."""
+an empty box read crossed 0.82 a fifth of a box away; 10 px turned its verdict wrong).
+From 12 to 11 px: normal dev scene 60412 (rows 11.7 px, one box unsure) read exactly,
+no other dev scene changed (normal 60000, 60400, 61000, 61100, 61800, hard 61000, 61800
++ 0-39)."""
 
 SHIFT_STEPS = (0.2, 0.1)
 """A pad whose coloured rows hold a box the model is unsure of is moved along and across

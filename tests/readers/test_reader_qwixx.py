@@ -112,3 +112,23 @@ def test_a_played_six_or_nine_is_read_the_way_its_sheet_lies() -> None:
     read = read_scene(scene, dets.with_fields(quads=quads, labels=tuple(labels)))
     assert read.state["play"] == play
     assert any("upside down" in n and repr(true) in n for n in read.notes)
+
+
+def test_a_card_outline_far_smaller_than_a_card_is_listed_unknown() -> None:
+    """A played card's corner outlined apart (normal dev scene 60425: read r12 at 0.80) is
+    no played card: the play stays the true one and the corner is listed unknown."""
+    from companion.vision.detections import Detections
+
+    scene = next(s for s in scenes("easy") if s.state["play"]["cards"])
+    dets = detections_from_scene(scene)
+    played = next(i for i in range(len(dets)) if dets.kinds[i] == "qwixx_card"
+                  and not str(dets.labels[i]).startswith("back"))
+    q = dets.quads[played]
+    corner = (q[0] + (q - q[0]) * 0.35).astype(np.float32)  # 12 % of the card's area
+    more = Detections(np.concatenate([dets.quads, corner[None]]), (*dets.kinds, "qwixx_card"),
+                      (*dets.labels, "r12"), np.append(dets.confidences, np.float32(0.9)),
+                      data={k: (*v, None) for k, v in dets.data.items()})
+    read = read_scene(scene, more)
+    assert compare(scene, read_scene(scene, dets)).state
+    assert compare(scene, read).state, read.state.get("play")
+    assert any(u["piece"] == len(dets) and "outline" in u["why"] for u in read.unknown)
