@@ -33,6 +33,7 @@ from companion.vision.cards import (
     PAIR_KINDS,
     across_neighbour,
     cards_checked_on_sheets,
+    scoring_cards_by_number,
     split_card_pairs,
     trimmed_to_card_size,
     without_printed_boxes,
@@ -348,6 +349,8 @@ def classify(image: Image, detections: Detections, *, game: str,
     if game == "nox":
         read = without_strays(read, balanced, "nox_card")
     if game == "rox":
+        if use_classifier:
+            read = scoring_cards_by_number(balanced, read, models_dir)
         read = without_strays(read, balanced, "rox_card")
     if game == "nummix":
         if use_classifier and available_model("nummix_tile", models_dir):
