@@ -394,6 +394,29 @@ def test_a_rox_scoring_card_outlined_square_is_read_as_a_scoring_card() -> None:
     assert squared >= 7 and taken >= 5, (taken, squared)  # here 5 of 7, none wrong
 
 
+def test_a_scrap_of_rox_element_cards_read_as_a_scoring_card_is_dropped() -> None:
+    """A "scoring card" outlined on the seam between two element cards, or far smaller
+    than an element card, is no card; the true scoring cards stay."""
+    from companion.readers.truth import detections_from_scene
+    from companion.synth import render_scene
+    from companion.vision.strays import without_scoring_strays
+
+    scene = render_scene("rox", seed=7300)
+    truth = detections_from_scene(scene, min_visible=0.99)
+    cards = [i for i, kind in enumerate(truth.kinds) if kind == "rox_card"]
+    a = truth.quads[cards[0]]
+    seam = (a[1] + a[2]) / 2  # the middle of the first card's right side
+    scrap = (seam + (a - a.mean(axis=0)) * 0.3).astype(np.float32)  # on the seam
+    tiny = np.float32([30, 30]) + (a - a.mean(axis=0)) * 0.2  # a fifth of a card
+    n = len(truth)
+    read = Detections(np.concatenate([truth.quads, [scrap, tiny.astype(np.float32)]]),
+                      (*truth.kinds, "rox_scoring", "rox_scoring"),
+                      (*truth.labels, "1", "7"), np.ones(n + 2, np.float32))
+    kept = without_scoring_strays(read)
+    assert len(kept) == n
+    assert kept.kinds.count("rox_scoring") == truth.kinds.count("rox_scoring") >= 1
+
+
 def test_tesseract_tips_a_close_call_but_does_not_overrule_the_network() -> None:
     """Tesseract's number is a likelihood ratio (``OCR_WEIGHT``): between a 5 and a 6
     the network hesitates over, it decides; against a clear reading it cannot win."""
