@@ -394,6 +394,38 @@ def test_a_rox_scoring_card_outlined_square_is_read_as_a_scoring_card() -> None:
     assert squared >= 7 and taken >= 5, (taken, squared)  # here 5 of 7, none wrong
 
 
+def test_a_rox_scoring_card_cut_in_two_element_cards_is_read_whole() -> None:
+    """A scoring card the locator cut in two (as a run of two element cards), each half
+    read unknown, is read through the rectangle round both halves: one scoring card."""
+    from companion.readers.truth import detections_from_scene
+    from companion.synth import render_scene
+    from companion.vision.cards import scoring_cards_by_number
+    from companion.vision.colour import apply_gains, white_gains
+    from companion.vision.detections import cut_across
+
+    joined = 0
+    for seed in (7300, 7301, 7302):
+        scene = render_scene("rox", seed=seed)
+        truth = detections_from_scene(scene, min_visible=0.99)
+        balanced = apply_gains(scene.image, white_gains(scene.image))
+        cut = next(i for i, kind in enumerate(truth.kinds) if kind == "rox_scoring")
+        keep = [i for i in truth if i != cut]
+        halves = cut_across(truth.quads[cut], 2)
+        n = len(keep) + 2
+        pieces = Detections(
+            np.concatenate([truth.quads[keep], halves]),
+            (*(truth.kinds[i] for i in keep), "rox_card", "rox_card"),
+            (*(truth.labels[i] for i in keep), "magic", "magic"),
+            np.float32([1.0] * len(keep) + [0.0, 0.0]))
+        read = scoring_cards_by_number(balanced, pieces, MODELS_DIR)
+        if len(read) == n - 1:
+            joined += 1
+            assert read.kinds[n - 2] == "rox_scoring"
+            assert read.labels[n - 2] == truth.labels[cut], seed
+            assert quad_iou(read.quads[n - 2], truth.quads[cut]) > 0.7
+    assert joined >= 2, joined
+
+
 def test_a_scrap_of_rox_element_cards_read_as_a_scoring_card_is_dropped() -> None:
     """A "scoring card" outlined on the seam between two element cards, or far smaller
     than an element card, is no card; the true scoring cards stay."""
