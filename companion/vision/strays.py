@@ -120,6 +120,17 @@ card; the unknown element cards 2.5 sides or more apart were at most 12.5 off in
 colour and 66 in lightness (under a glare spot, 61139 hard: dropped at 60)."""
 
 
+ROX_TINY = 0.3
+"""An unknown Rox "element card" covering under this share of the sure element cards'
+median area is no card: a fingertip of a hand reaching in beside a row, too near the
+row for the lone rule (dev 60409, 60026 normal: each stood in the state as a row of one
+unknown card). Unknown located element cards of dev seeds 60000-60119, 60400-60439,
+60800-60839, 61100-61139, 61400-61439, 61800-61839 normal and 61800-61839 hard (about
+200): the 6 under 0.3 (0.18-0.29) lay on no piece; the smallest on an element card
+covered 0.39 (hard, whole but outlined small), on a scoring card partly under a hand
+0.34."""
+
+
 ROX_SCORING_COVERED = 0.5
 ROX_SCORING_TINY = 0.12
 """A Rox "scoring card" lying at least ``ROX_SCORING_COVERED`` (share of its outline)
@@ -175,7 +186,7 @@ STRAY_RULES = {
     "nox_card": StrayRule(STRAY_CHROMA, doubtful_below=NOX_DOUBTFUL, lone=NOX_LONE,
                           lone_below=NOX_DOUBTFUL, lone_chroma=STRAY_CHROMA,
                           lone_darker=NOX_LONE_DARKER),
-    "rox_card": StrayRule(doubtful_below=MIN_CONFIDENCE, lone=ROX_STRAY_APART,
+    "rox_card": StrayRule(doubtful_below=MIN_CONFIDENCE, tiny=ROX_TINY, lone=ROX_STRAY_APART,
                           lone_chroma=ROX_STRAY_CHROMA, lone_darker=ROX_STRAY_LIGHTNESS,
                           lone_lighter=ROX_STRAY_LIGHTNESS, lone_from_sure=True),
 }

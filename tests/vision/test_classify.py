@@ -426,6 +426,29 @@ def test_a_rox_scoring_card_cut_in_two_element_cards_is_read_whole() -> None:
     assert joined >= 2, joined
 
 
+def test_a_fingertip_beside_a_rox_row_read_as_an_unknown_element_card_is_dropped() -> None:
+    """An unknown "element card" far smaller than the sure ones (``ROX_TINY``) next to a
+    row is a fingertip, dropped; an unknown card of a card's size there stays."""
+    from companion.readers.truth import detections_from_scene
+    from companion.synth import render_scene
+    from companion.vision.colour import apply_gains, white_gains
+    from companion.vision.strays import ROX_TINY, without_strays
+
+    scene = render_scene("rox", seed=7300)
+    truth = detections_from_scene(scene, min_visible=0.99)
+    balanced = apply_gains(scene.image, white_gains(scene.image))
+    a = truth.quads[next(i for i, kind in enumerate(truth.kinds) if kind == "rox_card")]
+    beside = a + (a[1] - a[0]) * 1.05  # one card over along the row's first side
+    fingertip = beside.mean(axis=0) + (beside - beside.mean(axis=0)) * (0.8 * ROX_TINY) ** 0.5
+    n = len(truth)
+    read = Detections(np.concatenate([truth.quads, [fingertip, beside]]).astype(np.float32),
+                      (*truth.kinds, "rox_card", "rox_card"), (*truth.labels, "air", "air"),
+                      np.float32([1.0] * n + [0.0, 0.0]))
+    kept = without_strays(read, balanced, "rox_card")
+    assert len(kept) == n + 1
+    assert np.allclose(kept.quads[n], beside)
+
+
 def test_a_scrap_of_rox_element_cards_read_as_a_scoring_card_is_dropped() -> None:
     """A "scoring card" outlined on the seam between two element cards, or far smaller
     than an element card, is no card; the true scoring cards stay."""
