@@ -339,7 +339,7 @@ every sure element card's (``ROX_SURE_CARDS`` or more of them), and that the sco
 model reads ``ROX_SCORING_SURE`` or surer (``scoring_cards_by_number``), is a scoring
 card. Unknown located element cards of dev seeds 60000-60199, 60400-60439, 61100-61139,
 61400-61439, 61800-61839 normal and 61800-61839 hard (228): of the 13 on whole scoring
-cards, 9 read that sure, at least 3.4 sides out; of the rest (element cards, most under
+cards, 9 read that sure, at least 2.9 sides out; of the rest (element cards, most under
 a hand or read unsure on their edges, and outlines on no piece) the model reads element
 cards as a 6 up to 0.994, but none that sure lay 2.3 sides or more out. Two such
 unknown cards whose centres lie within ``ROX_HALVES_REACH`` sides of each other, neither
