@@ -3,8 +3,9 @@ touching Nox or Qwixx cards in one outline cut apart (``split_card_pairs``), a s
 looking card read along its row (``across_neighbour``), Cat in the Box cards' outlines
 running onto the board trimmed to a card's size (``trimmed_to_card_size``), played
 Qwixx cards checked at a card's size in a score sheet's plane
-(``cards_checked_on_sheets``), and score-sheet boxes or fingertips taken for cards
-dropped."""
+(``cards_checked_on_sheets``), Rox scoring cards outlined square taken back from the
+element cards (``scoring_cards_by_number``), and score-sheet boxes or fingertips taken
+for cards dropped."""
 
 from __future__ import annotations
 
@@ -19,10 +20,13 @@ import numpy.typing as npt
 from companion.synth.pieces import PIECE_MM
 from companion.vision.align import fit_card_outline
 from companion.vision.detections import (
+    MIN_CONFIDENCE,
     Detections,
     cut_across,
+    side_lengths,
 )
 from companion.vision.reading import (
+    EDGE_FITS,
     PIECE_ASPECT,
     PROBABILITIES,
     UNSURE,
@@ -32,6 +36,7 @@ from companion.vision.reading import (
     load_model,
     portrait_first,
     read_quads,
+    surer_readings,
     with_readings,
 )
 
@@ -321,6 +326,87 @@ def trimmed_to_card_size(balanced: Image, detections: Detections, models_dir: Pa
         if sure[best] >= TRIM_SURE and sure[best] > sure[0]:
             quads[i] = outlines[best]
     return detections.with_fields(quads=quads)
+
+
+ROX_SCORING_SURE = 0.99
+ROX_SCORING_APART = 2.5
+ROX_SURE_CARDS = 3
+ROX_HALVES_REACH = 1.3
+ROX_HALVES_SURE = 0.97
+"""A Rox "element card" read unknown (under ``MIN_CONFIDENCE``: a scoring card shows no
+edge symbols) whose centre lies ``ROX_SCORING_APART`` element-card sides or more from
+every sure element card's (``ROX_SURE_CARDS`` or more of them), and that the scoring-card
+model reads ``ROX_SCORING_SURE`` or surer (``scoring_cards_by_number``), is a scoring
+card. Unknown located element cards of dev seeds 60000-60199, 60400-60439, 61100-61139,
+61400-61439, 61800-61839 normal and 61800-61839 hard (228): of the 13 on whole scoring
+cards, 9 read that sure, at least 2.9 sides out; of the rest (element cards, most under
+a hand or read unsure on their edges, and outlines on no piece) the model reads element
+cards as a 6 up to 0.994, but none that sure lay 2.3 sides or more out. Two such
+unknown cards whose centres lie within ``ROX_HALVES_REACH`` sides of each other, neither
+read a scoring card alone, are read together through the rectangle round both, and are
+one scoring card when read ``ROX_HALVES_SURE`` or surer: the halves of a scoring card
+the locator outlined long and cut in two as two element cards (``segment.ROX_RUN_SLACK``;
+dev 60000 normal, a 3 read 0.98 so)."""
+
+
+def scoring_cards_by_number(balanced: Image, read: Detections, models_dir: Path
+                            ) -> Detections:
+    """``read`` with the Rox element cards that are scoring cards (``ROX_SCORING_*``) made
+    scoring cards, read as such through their located outline (either side first) or
+    fitted to a scoring card's shape: the locator judges the two kinds by their outline's
+    shape alone, and a scoring card outlined a little wide, or lying among other scoring
+    cards (which bias the camera's squeeze measured on the cards near it), looks square;
+    read as an element card it is unknown, and apart from the rows dropped as a stray.
+    Two unknown halves read together as one scoring card become that card."""
+    cards = [i for i in read if read.kinds[i] == "rox_card"]
+    sure = [i for i in cards if float(read.confidences[i]) >= MIN_CONFIDENCE]
+    unknown = [i for i in cards if float(read.confidences[i]) < MIN_CONFIDENCE]
+    if len(sure) < ROX_SURE_CARDS or not unknown or not available_model("rox_scoring",
+                                                                         models_dir):
+        return read
+    centres = read.quads.mean(axis=1)
+    side = float(np.median([side_lengths(read.quads[i]).mean() for i in sure]))
+    apart = [i for i in unknown if min(float(np.linalg.norm(centres[i] - centres[j]))
+                                       for j in sure) >= ROX_SCORING_APART * side]
+    if not apart:
+        return read
+    model = load_model("rox_scoring", models_dir)
+    smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
+
+    def sure_readings(outlines: dict[int, npt.NDArray[np.float32]], *, least: float
+                      ) -> dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]]:
+        """Each piece's surest reading, ``least`` or surer, through its outline (either
+        side first, or fitted to a scoring card's shape)."""
+        tries = []
+        for i, quad in outlines.items():
+            for start in (quad, np.roll(quad, -1, axis=0)):
+                outline = portrait_first(start, model.size)
+                tries += [(i, outline)] + [(i, fit) for fit in fit_card_outline(
+                    smooth, outline, aspect=PIECE_ASPECT["rox_scoring"], count=EDGE_FITS)]
+        return {i: change for i, change in surer_readings(read, balanced, model, tries).items()
+                if float(change[1].max()) >= least}
+
+    changes = sure_readings({i: read.quads[i] for i in apart}, least=ROX_SCORING_SURE)
+    halves = {i: j for k, i in enumerate(apart) for j in apart[k + 1:]
+              if i not in changes and j not in changes
+              and float(np.linalg.norm(centres[i] - centres[j])) <= ROX_HALVES_REACH * side}
+    joined = sure_readings({i: np.asarray(cv2.boxPoints(cv2.minAreaRect(np.concatenate(
+        [read.quads[i], read.quads[j]]))), np.float32) for i, j in halves.items()},
+        least=ROX_HALVES_SURE)
+    changes |= joined
+    if not changes:
+        return read
+    turned = with_readings(read, model, changes)
+    kinds = tuple("rox_scoring" if i in changes else k for i, k in enumerate(read.kinds))
+    oriented = tuple(model.oriented if i in changes else o
+                     for i, o in enumerate(read.oriented))
+    edges = tuple(None if i in changes else e for i, e in enumerate(
+        read.data.get("edge", (None,) * len(read))))
+    turned = turned.with_fields(kinds=kinds, oriented=oriented,
+                                data={**turned.data, "edge": edges})
+    other_halves = {halves[i] for i in joined}
+    return turned.select([i for i in turned if i not in other_halves]
+                         ) if other_halves else turned
 
 
 def across_neighbour(quads: Sequence[npt.NDArray[np.float32]]) -> list[int]:

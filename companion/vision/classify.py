@@ -34,6 +34,7 @@ from companion.vision.cards import (
     PAIR_KINDS,
     across_neighbour,
     cards_checked_on_sheets,
+    scoring_cards_by_number,
     split_card_pairs,
     trimmed_to_card_size,
     without_printed_boxes,
@@ -62,7 +63,7 @@ from companion.vision.reading import (
     top_labels,
 )
 from companion.vision.rox_edges import element_cards_by_edges, read_rox_edges
-from companion.vision.strays import without_strays
+from companion.vision.strays import without_scoring_strays, without_strays
 from companion.vision.tiles import (
     feet_on_ledges,
     split_joined_tiles,
@@ -350,7 +351,9 @@ def classify(image: Image, detections: Detections, *, game: str,
     if game == "nox":
         read = without_strays(read, balanced, "nox_card")
     if game == "rox":
-        read = without_strays(read, balanced, "rox_card")
+        if use_classifier:
+            read = scoring_cards_by_number(balanced, read, models_dir)
+        read = without_scoring_strays(without_strays(read, balanced, "rox_card"))
     if game == "nummix":
         if use_classifier and available_model("nummix_tile", models_dir):
             tile_model = load_model("nummix_tile", models_dir)

@@ -120,6 +120,30 @@ card; the unknown element cards 2.5 sides or more apart were at most 12.5 off in
 colour and 66 in lightness (under a glare spot, 61139 hard: dropped at 60)."""
 
 
+ROX_TINY = 0.3
+"""An unknown Rox "element card" covering under this share of the sure element cards'
+median area is no card: a fingertip of a hand reaching in beside a row, too near the
+row for the lone rule (dev 60409, 60026 normal: each stood in the state as a row of one
+unknown card). Unknown located element cards of dev seeds 60000-60119, 60400-60439,
+60800-60839, 61100-61139, 61400-61439, 61800-61839 normal and 61800-61839 hard (about
+200): the 6 under 0.3 (0.18-0.29) lay on no piece; the smallest on an element card
+covered 0.39 (hard, whole but outlined small), on a scoring card partly under a hand
+0.34."""
+
+
+ROX_SCORING_COVERED = 0.5
+ROX_SCORING_TINY = 0.12
+"""A Rox "scoring card" lying at least ``ROX_SCORING_COVERED`` (share of its outline)
+inside the sure element cards' outlines, or covering under ``ROX_SCORING_TINY`` of their
+median area, is no card (``without_scoring_strays``): a scrap outlined on a seam
+between two element cards or on their symbols, read as a number, often surely (dev
+60433 normal: a 1 at 0.85 on a seam). Scoring cards located on dev seeds 60000-60119,
+60400-60439, 60800-60839, 61100-61139, 61400-61439, 61800-61839 normal and 61800-61839
+hard (682 on true scoring cards): none lay inside an element card's outline at all, the
+smallest covered 0.18; of the outlines on no piece, 11 lay over half inside (0.73-1.0),
+and 14 were under 0.12 (none of them on an element card)."""
+
+
 Lab = npt.NDArray[np.float64]
 
 
@@ -162,7 +186,7 @@ STRAY_RULES = {
     "nox_card": StrayRule(STRAY_CHROMA, doubtful_below=NOX_DOUBTFUL, lone=NOX_LONE,
                           lone_below=NOX_DOUBTFUL, lone_chroma=STRAY_CHROMA,
                           lone_darker=NOX_LONE_DARKER),
-    "rox_card": StrayRule(doubtful_below=MIN_CONFIDENCE, lone=ROX_STRAY_APART,
+    "rox_card": StrayRule(doubtful_below=MIN_CONFIDENCE, tiny=ROX_TINY, lone=ROX_STRAY_APART,
                           lone_chroma=ROX_STRAY_CHROMA, lone_darker=ROX_STRAY_LIGHTNESS,
                           lone_lighter=ROX_STRAY_LIGHTNESS, lone_from_sure=True),
 }
@@ -204,6 +228,27 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
                                darker=rule.lone_darker, lighter=rule.lone_lighter)
                    and all(float(np.linalg.norm(centres[j] - centres[i])) >= reach
                            for j in others if j != i)}
+    return read.select([i for i in read if i not in strays]) if strays else read
+
+
+def without_scoring_strays(read: Detections) -> Detections:
+    """Without the Rox scoring cards that lie inside the sure element cards or are far
+    smaller than them (``ROX_SCORING_COVERED``, ``ROX_SCORING_TINY``; three sure element
+    cards or more): scraps of the element cards, which stand in the state as scoring
+    cards, or as unknowns when read unsure."""
+    sure = [i for i in read if read.kinds[i] == "rox_card"
+            and float(read.confidences[i]) >= MIN_CONFIDENCE]
+    scoring = [i for i in read if read.kinds[i] == "rox_scoring"]
+    if len(sure) < 3 or not scoring:
+        return read
+
+    def area(i: int) -> float:
+        return abs(float(cv2.contourArea(read.quads[i].astype(np.float32))))
+
+    usual_area = float(np.median([area(i) for i in sure]))
+    size = (int(read.quads[:, :, 1].max()) + 2, int(read.quads[:, :, 0].max()) + 2)
+    strays = {i for i in scoring if area(i) < ROX_SCORING_TINY * usual_area
+              or _covered_share(read, sure, i, size) >= ROX_SCORING_COVERED}
     return read.select([i for i in read if i not in strays]) if strays else read
 
 
