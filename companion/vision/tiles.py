@@ -395,28 +395,36 @@ def _row_turns(read: Detections, bands: Sequence[Any], rows: Sequence[int], *,
 def _against_the_row(read: Detections, balanced: Image, model: Model,
                      bands: Sequence[Any], pieces: npt.NDArray[np.int32]
                      ) -> tuple[Detections, Sequence[Any]]:
-    """Sure Nummix tiles with no ledge at their foot, in a row of at least two sure
-    tiles standing on one, turned the other way (a quarter or half turn) with a ledge
-    at the foot so turned: read again standing so (``_read_standing``), and kept so if
-    that reading is sure. The model reads a slanted tile's outline from the wrong side
-    surely now and then (a 6 as a 9); the ledge settles which way is up."""
+    """Sure Nummix tiles with no ledge at their foot, beside a sure tile standing on one
+    (in its row, ``ROW_REACH``), turned the other way (a quarter or half turn) with a
+    ledge at the foot so turned: read again standing so (``_read_standing``), and kept
+    so, sure or not. The model reads a slanted tile's outline from the wrong side surely
+    now and then (a 6 as a 9, r16 a quarter turn off as r5); the ledge settles which way
+    is up, and the reading that way is the tile's, unsure if so (dev 61127: k13 and r16
+    read k5 and r5 at 0.87 and 0.83 stood in the grid; standing, k13 at 0.95 and r16 at
+    0.59 go on the rack). With one standing neighbour rather than two, and unsure
+    readings kept: dev exact normal 61100+40 34 -> 35 (61127, its two tiles beside one
+    standing tile each), 60040+40 30 -> 31, 60400+40 35 -> 36 (60434: k14 read k2 at
+    0.90, now k14 at 0.46); hard 61800+40 16 -> 17; normal 60000, 61800, 61900 and hard
+    60000 unchanged. 13 tiles turned in those 320 scenes: 12 had been read sure and
+    wrong (now 3 sure and right, 8 unsure with the right label first, one unsure), one
+    lying b8 sure and right is now unsure (0.81 -> 0.60)."""
     from companion.vision.standing import front_bands, is_ledge
 
     rows = [i for i in read if read.kinds[i] == "nummix_tile"
             and float(read.confidences[i]) >= UNSURE and not is_ledge([bands[i]])]
-    turns = {i: t for i, t in _row_turns(read, bands, rows, neighbours=2).items() if t}
+    turns = {i: t for i, t in _row_turns(read, bands, rows).items() if t}
     if not turns:
         return read, bands
     turned = read.with_fields(quads=np.array([
         rotate_quad(q, turns.get(i, 0)) for i, q in enumerate(read.quads)], np.float32))
     ledge = front_bands(balanced, turned, pieces=pieces)
     again = [i for i in turns if is_ledge([ledge[i]])]
-    readings = _read_standing(model, balanced, [turned.quads[i] for i in again])
-    kept = [(i, probs) for i, probs in zip(again, readings, strict=True)
-            if float(probs.max()) >= UNSURE]
-    if not kept:
+    if not again:
         return read, bands
-    read = with_readings(read, model, {i: (turned.quads[i], probs) for i, probs in kept})
+    readings = _read_standing(model, balanced, [turned.quads[i] for i in again])
+    read = with_readings(read, model, {i: (turned.quads[i], probs)
+                                       for i, probs in zip(again, readings, strict=True)})
     return read, front_bands(balanced, read, pieces=pieces)
 
 

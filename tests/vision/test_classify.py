@@ -620,6 +620,27 @@ def test_a_tile_the_locator_missed_beside_a_sure_one_is_found() -> None:
     assert found >= 0.6 * missing, (found, missing)
 
 
+def test_a_rack_tile_read_surely_a_quarter_turn_off_is_read_standing() -> None:
+    """Dev scene 61127 (normal): k13 and r16 stand on a rack seen steeply, each beside
+    one sure standing tile, outlined a quarter turn off and read k5 and r5 surely; with
+    the ledge at the foot of the turned outline they are read standing (k13 sure, r16
+    unsure: a sure reading against the ledge is no reading), go on the rack, and the
+    grid is read exact (before, both stood in it)."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+    from companion.synth import render_scene
+
+    scene = render_scene("nummix", seed=61127, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="nummix", players=players, caller=caller)
+    assert compare(scene, read.reading).state
+    tiles = read.pieces.detections
+    for truth in (p for p in scene.pieces if p.label in ("k13", "r16") and p.extra.get(
+            "standing")):
+        label, sure = _reading_at(tiles, np.asarray(truth.quad, np.float32).mean(axis=0))
+        assert label == truth.label or sure < 0.8, (label, sure)
+
+
 def _reading_at(read: Detections, centre: np.ndarray) -> tuple[str | None, float]:
     """The label and confidence of the piece read nearest ``centre``."""
     j = int(np.argmin(np.linalg.norm(read.quads.mean(axis=1) - centre, axis=1)))
