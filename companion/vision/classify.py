@@ -66,6 +66,7 @@ from companion.vision.rox_edges import element_cards_by_edges, read_rox_edges
 from companion.vision.strays import without_scoring_strays, without_strays
 from companion.vision.tiles import (
     feet_on_ledges,
+    missed_beside_sure,
     split_joined_tiles,
     stepped_from_neighbours,
     tile_sized,
@@ -360,6 +361,7 @@ def classify(image: Image, detections: Detections, *, game: str,
             read = split_joined_tiles(read, balanced, tile_model)
             read = tile_sized(read, balanced, tile_model)
             read = stepped_from_neighbours(read, balanced, tile_model)
+            read = missed_beside_sure(read, balanced, tile_model)
             read = without_strays(read, balanced, "nummix_tile")
         read = feet_on_ledges(read, balanced, models_dir if use_classifier else None)
     return _second_opinion(read, balanced, models_dir, ask=ocr == "auto")

@@ -243,6 +243,14 @@ def down_vector(quad: npt.NDArray[np.float32], turned: bool) -> npt.NDArray[np.f
     return down
 
 
+def stepped_over(quad: npt.NDArray[np.float32], *, pitch: float
+                 ) -> list[npt.NDArray[np.float32]]:
+    """A piece's outline stepped ``pitch`` of its side over along each of its axes (right,
+    left, down, up): where its side neighbours' outlines would lie."""
+    right, down = down_vector(rotate_quad(quad, 3), False), down_vector(quad, False)
+    return [(quad + pitch * step).astype(np.float32) for step in (right, -right, down, -down)]
+
+
 def stepped_outlines(outlines: Mapping[int, npt.NDArray[np.float32]], sure: Iterable[int],
                      doubtful: Iterable[int], *, pitch: float, overlap: float
                      ) -> list[tuple[int, npt.NDArray[np.float32]]]:
@@ -260,9 +268,7 @@ def stepped_outlines(outlines: Mapping[int, npt.NDArray[np.float32]], sure: Iter
             q = outlines[j]
             if float(np.linalg.norm(q.mean(axis=0) - outline.mean(axis=0))) > reach:
                 continue
-            right, down = down_vector(rotate_quad(q, 3), False), down_vector(q, False)
-            for step in (right, -right, down, -down):
-                moved = (q + pitch * step).astype(np.float32)
+            for moved in stepped_over(q, pitch=pitch):
                 centre = tuple(float(v) for v in moved.mean(axis=0))
                 if cv2.pointPolygonTest(outline, centre, False) < 0:
                     continue

@@ -147,7 +147,7 @@ and 14 were under 0.12 (none of them on an element card)."""
 Lab = npt.NDArray[np.float64]
 
 
-def _unlike(face: Lab, usual: Lab, *, chroma: float = math.inf, darker: float = math.inf,
+def unlike_face(face: Lab, usual: Lab, *, chroma: float = math.inf, darker: float = math.inf,
             lighter: float = math.inf) -> bool:
     """Whether a ``face`` (CIELAB) lies ``chroma`` or more off the sure pieces' ``usual``
     one in colour, or ``darker`` or ``lighter`` than it by that much or more."""
@@ -203,10 +203,10 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
     doubtful = [i for i in pieces if float(read.confidences[i]) < rule.doubtful_below]
     if len(sure) < 3 or not doubtful:
         return read
-    faces = {i: _face_colour(balanced, read.quads[i]) for i in sure + doubtful}
+    faces = {i: face_colour(balanced, read.quads[i]) for i in sure + doubtful}
     usual = np.median([faces[i] for i in sure], axis=0)
-    strays = {i for i in doubtful if _unlike(faces[i], usual, darker=STRAY_DARKER)
-              and _unlike(faces[i], usual, chroma=rule.chroma)}
+    strays = {i for i in doubtful if unlike_face(faces[i], usual, darker=STRAY_DARKER)
+              and unlike_face(faces[i], usual, chroma=rule.chroma)}
 
     def area(i: int) -> float:
         return abs(float(cv2.contourArea(read.quads[i].astype(np.float32))))
@@ -224,7 +224,7 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
         reach = rule.lone * math.sqrt(usual_area)
         others = sure if rule.lone_from_sure else pieces
         strays |= {i for i in doubtful if float(read.confidences[i]) < rule.lone_below
-                   and _unlike(faces[i], usual, chroma=rule.lone_chroma,
+                   and unlike_face(faces[i], usual, chroma=rule.lone_chroma,
                                darker=rule.lone_darker, lighter=rule.lone_lighter)
                    and all(float(np.linalg.norm(centres[j] - centres[i])) >= reach
                            for j in others if j != i)}
@@ -265,7 +265,7 @@ def _covered_share(read: Detections, others: list[int], piece: int,
     return float((own & drawn(others)).sum()) / max(int(own.sum()), 1)
 
 
-def _face_colour(balanced: Image, quad: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+def face_colour(balanced: Image, quad: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
     """A tile's face colour (CIELAB, 8-bit scale): the median of the lighter half of its
     crop (the printed number and logo are darker)."""
     crop = rectify(balanced, quad, size=(16, 22))
