@@ -28,6 +28,8 @@ def register(sub: Any) -> None:
     train.add_argument("--faces", type=int, default=5000, help="rendered single faces")
     train.add_argument("--located", type=int, default=0,
                        help="rendered scenes to crop through the locator's own quads")
+    train.add_argument("--init", default=None,
+                       help="an exported model (.onnx) to start from instead of from scratch")
     train.set_defaults(func=run_train)
 
 
@@ -41,6 +43,8 @@ def run_train(args: argparse.Namespace) -> int:
     for field in ("epochs", "scenes", "faces", "located"):
         if getattr(args, field) < (1 if field == "epochs" else 0):
             raise InputError(field, f"--{field} must be positive")
+    if args.init is not None and (len(names) != 1 or not Path(args.init).is_file()):
+        raise InputError("init", "--init takes one model's existing .onnx file")
     try:
         from companion.train.fit import train_named
     except ImportError as exc:
@@ -49,6 +53,7 @@ def run_train(args: argparse.Namespace) -> int:
     for name in names:
         summary = train_named(name, seed=args.seed, out=Path(args.out), epochs=args.epochs,
                               scenes=args.scenes, faces=args.faces,
-                              located=args.located)
+                              located=args.located,
+                              init=Path(args.init) if args.init is not None else None)
         print(json.dumps(summary))
     return 0

@@ -114,6 +114,9 @@ def write_card(summary: dict[str, Any], measured: dict[str, Any], models_dir: Pa
         "",
         f"{summary['crops']} crops, {summary['epochs']} epochs, AdamW with a one-cycle "
         f"schedule, seed {summary['seed']}; {summary['seconds']:.0f} s on this machine."
+        + (f" Started from the exported model `{Path(summary['init']).name}` (its batch "
+           "norm kept as folded into it) at a fifth of the learning rate "
+           "(`fit.FINE_TUNE_LR`)." if summary.get("init") else "")
         + (f" Scores are divided by a fixed temperature of {spec.temperature:g} (not fitted "
            "on the held-out crops: the reader multiplies the probabilities of the crop as "
            "found and turned 180°, and the sharper fitted one leaves more located tiles "
@@ -123,6 +126,7 @@ def write_card(summary: dict[str, Any], measured: dict[str, Any], models_dir: Pa
         f"companion train {spec.name} --seed {summary['seed']} --epochs {summary['epochs']} "
         f"--scenes {summary['scenes']} --faces {summary['faces']}"
         + (f" --located {summary['located']}" if summary.get("located") else "")
+        + (f" --init models/{Path(summary['init']).name}" if summary.get("init") else "")
         + " --out models/",
         "```", "",
         "The same seed gives the same crops; torch on the CPU is deterministic up to "

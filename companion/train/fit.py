@@ -47,10 +47,17 @@ def to_tensor(x: npt.NDArray[np.uint8]) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2))).float() / 255.0
 
 
+FINE_TUNE_LR = 1e-3
+"""The peak learning rate when training starts from an exported model (``init``): a fifth
+of a fresh start's, so new crops refine what it reads rather than overwrite it."""
+
+
 def train(spec: ModelSpec, *, seed: int, out: Path, epochs: int = 10, scenes: int = 60,
-          faces: int = 5000, located: int = 0, log: Any = print) -> dict[str, Any]:
-    """Build the data, train, export ``out/<name>.onnx`` and ``<name>.labels.json``;
-    returns a summary (sizes, held-out accuracy on rendered crops, time)."""
+          faces: int = 5000, located: int = 0, init: Path | None = None,
+          log: Any = print) -> dict[str, Any]:
+    """Build the data, train (from the exported model ``init`` if given, else from
+    scratch), export ``out/<name>.onnx`` and ``<name>.labels.json``; returns a summary
+    (sizes, held-out accuracy on rendered crops, time)."""
     torch.manual_seed(seed)
     t0 = time.perf_counter()
     x, y = build(spec, seed=seed, scenes=scenes, faces=faces, located=located)
@@ -61,14 +68,21 @@ def train(spec: ModelSpec, *, seed: int, out: Path, epochs: int = 10, scenes: in
     val, fit = order[:n_val], order[n_val:]
     xv, yv = to_tensor(x[val]), torch.from_numpy(y[val])
     model = SmallNet(spec.classes)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=5e-3, weight_decay=1e-4)
+    if init is not None:
+        load_exported(model, init)
+    peak = 5e-3 if init is None else FINE_TUNE_LR
+    optimiser = torch.optim.AdamW(model.parameters(), lr=peak, weight_decay=1e-4)
     batch = 96
     steps = epochs * ((len(fit) + batch - 1) // batch)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=5e-3, total_steps=steps)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=peak, total_steps=steps)
     loss_fn = nn.CrossEntropyLoss(label_smoothing=0.05)
     generator = torch.Generator().manual_seed(seed)
     for epoch in range(epochs):
         model.train()
+        if init is not None:  # batch norm keeps the statistics folded into the export
+            for norm in model.modules():
+                if isinstance(norm, nn.BatchNorm2d):
+                    norm.eval()
         perm = fit[torch.randperm(len(fit), generator=generator).numpy()]
         total = 0.0
         for i in range(0, len(perm), batch):
@@ -93,7 +107,36 @@ def train(spec: ModelSpec, *, seed: int, out: Path, epochs: int = 10, scenes: in
             "held_out_accuracy": accuracy, "temperature": temperature, "sure": sure,
             "seconds": time.perf_counter() - t0,
             "seed": seed, "epochs": epochs, "scenes": scenes, "faces": faces,
-            "located": located}
+            "located": located, "init": str(init) if init is not None else None}
+
+
+def load_exported(model: SmallNet, path: Path) -> None:
+    """Start ``model`` from an exported ONNX model's weights: the export folds each batch
+    norm into its convolution, so each convolution takes the folded weight and its batch
+    norm passes the folded bias through (mean 0, variance 1 − eps, scale 1), which keeps
+    the network's output as exported while batch norm stays in eval mode."""
+    import onnx
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(path)).graph
+    weights = {w.name: torch.from_numpy(numpy_helper.to_array(w).copy())
+               for w in graph.initializer}
+    folded = [node.input[1:] for node in graph.node if node.op_type == "Conv"]
+    head = next(node.input[1:] for node in graph.node if node.op_type == "Gemm")
+    convs = [m for m in model.modules() if isinstance(m, nn.Conv2d)]
+    norms = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
+    if len(folded) != len(convs) or len(norms) != len(convs):
+        raise ValueError(f"{path} does not have this network's {len(convs)} convolutions")
+    with torch.no_grad():
+        for conv, norm, (weight, bias) in zip(convs, norms, folded, strict=True):
+            conv.weight.copy_(weights[weight])
+            norm.weight.fill_(1.0)
+            norm.bias.copy_(weights[bias])
+            norm.running_mean.zero_()
+            norm.running_var.fill_(1.0 - norm.eps)
+        linear = model.head[-1]
+        linear.weight.copy_(weights[head[0]])
+        linear.bias.copy_(weights[head[1]])
 
 
 def logits_of(model: nn.Module, x: torch.Tensor) -> torch.Tensor:

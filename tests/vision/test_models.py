@@ -56,10 +56,42 @@ def test_labels_notation() -> None:
 
 
 @pytest.mark.parametrize("argv", [["train", "chess_piece", "--seed", "1"],
-                                  ["train", "nox_card", "--seed", "1", "--epochs", "0"]])
+                                  ["train", "nox_card", "--seed", "1", "--epochs", "0"],
+                                  ["train", "rox_edge", "--seed", "1", "--init", "none.onnx"],
+                                  ["train", "all", "--seed", "1",
+                                   "--init", "models/rox_edge.onnx"]])
 def test_train_refuses_bad_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     from companion.cli import main
 
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name", ["rox_edge", "rox_card"])
+def test_training_starts_from_an_exported_model(name: str) -> None:
+    """``--init``: the network loaded from an export gives the export's scores."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from companion.train.data import SPECS
+    from companion.train.fit import SmallNet, load_exported
+
+    model = load_model(name)
+    net = SmallNet(SPECS[name].classes)
+    load_exported(net, MODELS_DIR / f"{name}.onnx")
+    net.eval()
+    w, h = model.size
+    crops = np.random.default_rng(1).integers(0, 256, (4, h, w, 3), dtype=np.uint8)
+    with torch.no_grad():
+        ours = net(torch.from_numpy(crops.transpose(0, 3, 1, 2).astype(np.float32) / 255))
+    exported = model.logits(crops) * model.temperature
+    assert np.abs(ours.numpy() - exported).max() < 1e-3
+
+
+def test_training_refuses_an_export_of_another_network() -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from companion.train.fit import SmallNet, load_exported
+
+    with pytest.raises(RuntimeError):  # rox_edge has 5 classes, not 10
+        load_exported(SmallNet(10), MODELS_DIR / "rox_edge.onnx")
