@@ -264,6 +264,21 @@ def test_a_blue_token_read_observed_takes_its_colour_back() -> None:
     assert reading.state["board"] == catbox_truth_board(scene)
 
 
+
+def test_with_no_observed_tokens_to_compare_a_token_is_held_to_grey() -> None:
+    """Dev 60006 normal, five players (no column blocked, no sure observed token): a
+    purple token read "observed" at 0.88 blocked blue 2. Held to grey itself
+    (NOT_NEUTRAL) it is no observed token, and takes the model's next guess, purple
+    (not the nearest sure colour, blue: grey alone does not tell which colour)."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import catbox_truth_board, given_names
+
+    scene = render_scene("catbox", seed=60006, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
+    assert reading.state["board"]["blue"][1] == players[4]
+    assert reading.state["board"] == catbox_truth_board(scene)
+
 def test_a_doubtful_card_far_from_the_board_is_no_card() -> None:
     """The trick lies below the board and the revealed cards beside it (rendered cards at
     most 1.42 card sizes out): a "card" read under 0.95 lying 2 sizes or more outside
