@@ -124,10 +124,23 @@ read observed (0.53-0.92) 13 to 49 off (bluer), red ones 40 (redder; dev 61337 h
 sure red token, and the model's next guess for them is blue: wrong still)."""
 
 
+NOT_NEUTRAL = 26.0
+NEUTRAL_AB = (128.0, 128.0)
+"""With fewer than three sure observed tokens to compare with (five players block no
+column), a doubted "observed" token is held to grey itself: its colour more than
+NOT_NEUTRAL from neutral (Lab a*, b* ``NEUTRAL_AB`` in the white-balanced photo) is no
+observed token, and takes the token model's likeliest other colour (grey alone says
+nothing of which colour: a purple token lies nearer blue than grey). Dev 60000-60039
+normal and 61100-61129 hard: 632 true observed tokens at most 21.6 from neutral, the
+players' tokens at least 30.9; a purple token read observed at 0.88 lay 61 off (dev
+60006), a blue one at 0.92 34 off (60435)."""
+
+
 def observed_by_colour(read: Detections, view: BoardView | None) -> Detections:
-    """Tokens read "observed" in a player's colour relabelled (``NOT_GREY``): the token
-    model takes a blue token in shade or a red one in glare for the grey observed one,
-    which blocks the cell. ``view`` is the board the tokens lie on."""
+    """Tokens read "observed" in a player's colour relabelled (``NOT_GREY``, or
+    ``NOT_NEUTRAL`` with too few sure observed tokens): the token model takes a blue
+    token in shade or a red one in glare for the grey observed one, which blocks the
+    cell. ``view`` is the board the tokens lie on."""
     tokens = [i for i in read if read.kinds[i] == "token" and read.labels[i] is not None]
     doubted = [i for i in tokens if read.labels[i] == BLOCKED
                and float(read.confidences[i]) < SURE_TOKEN]
@@ -142,9 +155,10 @@ def observed_by_colour(read: Detections, view: BoardView | None) -> Detections:
         colour = colours[i]
         if float(read.confidences[i]) >= SURE_TOKEN and colour is not None:
             sure.setdefault(str(read.labels[i]), []).append(colour[1:])
-    if len(sure.get(BLOCKED, [])) < 3:
-        return read
     usual = {label: np.median(found, axis=0) for label, found in sure.items()}
+    grey_itself = len(sure.get(BLOCKED, [])) < 3  # too few sure observed to compare with
+    if grey_itself:
+        usual[BLOCKED] = np.float64(NEUTRAL_AB)
     alternatives = read.data.get("alternatives", ((),) * len(read))
     labels = list(read.labels)
     for i in doubted:
@@ -152,10 +166,10 @@ def observed_by_colour(read: Detections, view: BoardView | None) -> Detections:
         if colour is None:
             continue
         off = {label: float(np.hypot(*(colour[1:] - ab))) for label, ab in usual.items()}
-        if off[BLOCKED] <= NOT_GREY:
+        if off[BLOCKED] <= (NOT_NEUTRAL if grey_itself else NOT_GREY):
             continue
         nearest = min(off, key=off.__getitem__)
-        if nearest == BLOCKED:  # no sure token of its colour: the model's next guess
+        if nearest == BLOCKED or grey_itself:  # no sure colour to go by: the model's next
             nearest = next((label for label, _ in alternatives[i] if label != BLOCKED),
                            BLOCKED)
         labels[i] = nearest

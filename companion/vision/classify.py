@@ -37,8 +37,8 @@ from companion.vision.cards import (
     scoring_cards_by_number,
     split_card_pairs,
     trimmed_to_card_size,
+    without_cards_on_nothing,
     without_printed_boxes,
-    without_tiny_cards,
 )
 from companion.vision.colour import apply_gains, white_gains
 from companion.vision.detections import Detections, rectify, rotate_quad
@@ -348,7 +348,7 @@ def classify(image: Image, detections: Detections, *, game: str,
         read = without_doubtful_tokens(read, board)
         read = observed_by_colour(read, board)
         read = without_strays(read, balanced, "catbox_card")
-        read = without_tiny_cards(read)
+        read = without_cards_on_nothing(read)
     if game == "nox":
         read = without_strays(read, balanced, "nox_card")
     if game == "rox":

@@ -262,3 +262,47 @@ def test_a_blue_token_read_observed_takes_its_colour_back() -> None:
     reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
     assert reading.state["board"]["blue"][5] == players[1]
     assert reading.state["board"] == catbox_truth_board(scene)
+
+
+
+def test_with_no_observed_tokens_to_compare_a_token_is_held_to_grey() -> None:
+    """Dev 60006 normal, five players (no column blocked, no sure observed token): a
+    purple token read "observed" at 0.88 blocked blue 2. Held to grey itself
+    (NOT_NEUTRAL) it is no observed token, and takes the model's next guess, purple
+    (not the nearest sure colour, blue: grey alone does not tell which colour)."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import catbox_truth_board, given_names
+
+    scene = render_scene("catbox", seed=60006, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
+    assert reading.state["board"]["blue"][1] == players[4]
+    assert reading.state["board"] == catbox_truth_board(scene)
+
+def test_a_doubtful_card_far_from_the_board_is_no_card() -> None:
+    """The trick lies below the board and the revealed cards beside it (rendered cards at
+    most 1.42 card sizes out): a "card" read under 0.95 lying 2 sizes or more outside
+    the board (a sleeve's cuff, a patch of table) is dropped; a sure card as far out,
+    and a doubtful one beside the board, are kept."""
+    from companion.synth.pieces import PIECE_MM
+    from companion.vision.cards import without_cards_on_nothing
+    from companion.vision.detections import Detections
+
+    mm = 2.0  # pixels per millimetre, the board seen square-on at (100, 100)
+    board_w, board_h = (v * mm for v in PIECE_MM["catbox_board"])
+    card_w, card_h = (v * mm for v in PIECE_MM["catbox_card"])
+    size = float(np.sqrt(card_w * card_h))
+
+    def card_at(x: float, y: float) -> np.ndarray:
+        return np.float32([[x, y], [x + card_w, y], [x + card_w, y + card_h], [x, y + card_h]])
+
+    below = 100 + board_h + 0.3 * size  # a trick card's top edge
+    far = 100 + board_h + 2.5 * size  # its middle over 2 sizes out
+    quads = np.stack([np.float32([[100, 100], [100 + board_w, 100],
+                                  [100 + board_w, 100 + board_h], [100, 100 + board_h]]),
+                      card_at(150, below), card_at(300, far), card_at(500, far)])
+    read = Detections(quads, ("catbox_board", "catbox_card", "catbox_card", "catbox_card"),
+                      labels=(None, "3", "1", "5"),
+                      confidences=np.float32([1.0, 0.6, 0.55, 0.99]))
+    kept = without_cards_on_nothing(read)
+    assert kept.labels == (None, "3", "5")

@@ -1272,6 +1272,32 @@ def test_a_patch_of_table_read_fairly_sure_as_a_nox_card_is_dropped() -> None:
     assert kept.labels == tuple(p.label for p in cards)
 
 
+def test_a_scrap_of_a_nox_card_outlined_apart_is_dropped() -> None:
+    """An outline on a card's corner, most of it inside that card's sure outline and
+    read as its corner index at 0.89, is no card of its own (``NOX_COVERED``); a real
+    card read 0.89 beside the sure ones is kept."""
+    from companion.synth import render_scene
+    from companion.vision.colour import white_balance
+    from companion.vision.strays import NOX_COVERED, _covered_share, without_strays
+
+    scene = render_scene("nox", seed=7100, difficulty="easy")
+    cards = [p for p in scene.pieces if p.kind == "nox_card" and not p.covered
+             and p.visible_fraction > 0.99][:5]
+    assert len(cards) >= 4
+    quads = [np.asarray(p.quad, np.float32) for p in cards]
+    corner = quads[0][0]
+    scrap = corner + (quads[0] - corner) * 0.3  # a tenth of the card, at its corner
+    scrap = scrap + (quads[0][2] - quads[0][0]) * 0.05  # a little way inside it
+    balanced, _ = white_balance(scene.image)
+    read = Detections(np.array([*quads, scrap]), ("nox_card",) * (len(cards) + 1),
+                      labels=tuple(p.label for p in cards) + ("4",),
+                      confidences=np.float32([1.0] * (len(cards) - 1) + [0.89, 0.89]))
+    assert _covered_share(read, list(range(len(cards) - 1)), len(cards),
+                          balanced.shape[:2]) >= NOX_COVERED
+    kept = without_strays(read, balanced, "nox_card")
+    assert kept.labels == tuple(p.label for p in cards)
+
+
 @pytest.mark.skipif(not available_model("qwixx_card"), reason="no qwixx_card model")
 def test_fairly_sure_qwixx_cards_are_checked_at_card_size_on_the_sheet(
         monkeypatch: pytest.MonkeyPatch) -> None:
