@@ -213,24 +213,18 @@ def fill_missing_seats(items: list[int], missing: list[int], seated: dict[int, i
     (radians, image). The seats lie round the table in their order, so of all ways to
     give them, the one that keeps the most neighbouring items in seat order is taken:
     clockwise on the photo when ``clockwise`` (seats round a table, RULES.md: players
-    in clockwise seat order), else either way round. Of ways that keep as many in order
-    (a seat with nothing in front of it leaves a gap), the one whose gaps between the
-    items' directions best match their seat steps (seats spread evenly round the
-    table) is taken."""
+    in clockwise seat order), else either way round."""
     if not items or not missing:
         return {}
     total = max([*missing, *seated.values()]) + 1
-    best: tuple[tuple[int, float], dict[int, int]] = ((-1, 0.0), {})
+    best: tuple[int, dict[int, int]] = (-1, {})
     for chosen in itertools.permutations(missing, min(len(items), len(missing))):
         trial = {**seated, **dict(zip(items, chosen, strict=False))}
-        order = sorted(trial, key=lambda g: directions[g] % (2 * math.pi))
-        pairs = list(zip(order, order[1:] + order[:1], strict=True))
-        steps = [(trial[b] - trial[a]) % total for a, b in pairs]
-        gaps = [(directions[b] - directions[a]) % (2 * math.pi) for a, b in pairs]
-        ways = [steps] if clockwise else [steps, [(total - st) % total for st in steps]]
-        score = max((sum(st == 1 for st in way),
-                     -sum(abs(gap - st * 2 * math.pi / total) for gap, st in zip(
-                         gaps, way, strict=True))) for way in ways)
+        ring = [trial[g] for g in sorted(trial, key=lambda g: directions[g] % (2 * math.pi))]
+        steps = [(b - a) % total for a, b in zip(ring, ring[1:] + ring[:1], strict=True)]
+        score = sum(st == 1 for st in steps)
+        if not clockwise:
+            score = max(score, sum(st == total - 1 for st in steps))
         if score > best[0]:
             best = (score, dict(zip(items, chosen, strict=False)))
     return best[1]

@@ -236,39 +236,3 @@ def test_a_seat_marker_too_blurred_to_read_is_matched_by_its_pattern() -> None:
     assert np.linalg.norm(found[11].centre - np.float32([194, 94])) < 3
     assert sorted(m.id for m in detect_markers(_seats_with_one_blurred(17))) == [10, 12]
     assert sorted(m.id for m in detect_markers(_seats_with_one_blurred(11, 6.0))) == [10, 12]
-
-
-def _small_blurred_markers(ids: tuple[int, ...], *, side: int = 16, sigma: float = 2.0
-                           ) -> np.ndarray:
-    """Markers ``side`` px across (with half a marker of white card round each) on a grey
-    table, the whole photo out of focus (Gaussian ``sigma``): a whole table seen from
-    afar."""
-    rng = np.random.default_rng(3)
-    page = np.clip(rng.normal(110, 6, (160, 120 + 70 * len(ids))), 0, 255).astype(np.uint8)
-    quiet = side // 4
-    for k, marker_id in enumerate(ids):
-        x, y = 60 + 70 * k, 70
-        page[y - quiet:y + side + quiet, x - quiet:x + side + quiet] = 245
-        page[y:y + side, x:x + side] = cv2.resize(marker_image(marker_id, 6 * side),
-                                                  (side, side), interpolation=cv2.INTER_AREA)
-    return cv2.GaussianBlur(page, (0, 0), sigma)
-
-
-def test_small_blurred_seat_markers_are_matched_on_a_fourth_look() -> None:
-    """Seats 10, 11, 13 sixteen pixels across and out of focus: the detector reads none
-    of them, sharpened or not; matched against every marker we print, blurred, two are
-    found where they lie, and the third (its cells too far gone) is not taken for
-    another seat. A marker we never print (17) is no seat, and a lone candidate blurred
-    past telling is not kept."""
-    from companion.calibration.markers import SHARPEN_SIGMA, _markers_in
-
-    page = _small_blurred_markers((10, 11, 13))
-    sharpened = cv2.addWeighted(page, 2.0, cv2.GaussianBlur(page, (0, 0), SHARPEN_SIGMA),
-                                -1.0, 0)
-    assert _markers_in(page)[0] == [] and _markers_in(sharpened)[0] == []
-    found = {m.id: m.centre for m in detect_markers(page)}
-    assert sorted(found) == [10, 13]
-    for k, marker_id in ((0, 10), (2, 13)):
-        assert np.linalg.norm(found[marker_id] - np.float32([68 + 70 * k, 78])) < 3
-    assert [m.id for m in detect_markers(_small_blurred_markers((17, 17)))] == []
-    assert [m.id for m in detect_markers(_small_blurred_markers((10,), sigma=4.0))] == []
