@@ -117,11 +117,18 @@ def score(cases: Iterable[Case], *, use_classifier: bool = True, ocr: str = "aut
         read = classify(case.image, case.detections, game=case.game,
                         use_classifier=use_classifier, ocr=ocr, models_dir=models_dir)
         result.ms_per_image.append((time.perf_counter() - t0) * 1000)
+        given = case.detections.quads.mean(axis=1)
+        seen = read.quads.mean(axis=1) if len(read) else np.zeros((0, 2), np.float32)
         for i, truth in enumerate(case.truth):
-            label = read.labels[i]
+            # classify may drop a piece (a stray) or add one (a missed tile): each given
+            # piece is matched to the read piece nearest its centre, none is read wrong
+            near = np.linalg.norm(seen - given[i], axis=1) if len(seen) else np.zeros(0)
+            k = int(np.argmin(near)) if len(near) and near.min() < 8.0 else None
+            label = read.labels[k] if k is not None else None
             result.total += 1
             if case.edges and case.edges[i] is not None:
-                edge = read.data.get("edge", (None,) * len(case.truth))[i] or {}
+                edges = read.data.get("edge", (None,) * len(read))
+                edge = (edges[k] if k is not None else None) or {}
                 if _nonzero(edge) != _nonzero(case.edges[i] or {}):
                     label = f"{label} edge {_show_edge(edge)}"
                     truth = f"{truth} edge {_show_edge(case.edges[i] or {})}"
@@ -132,10 +139,10 @@ def score(cases: Iterable[Case], *, use_classifier: bool = True, ocr: str = "aut
                 result.hidden_right += hidden
             else:
                 result.confusions[(truth, str(label))] += 1
-                result.sure_wrong += float(read.confidences[i]) >= UNSURE
-            if case.sure_up[i] and read.oriented[i]:  # square pieces have no "up"
+                result.sure_wrong += k is not None and float(read.confidences[k]) >= UNSURE
+            if k is not None and case.sure_up[i] and read.oriented[k]:  # squares: no "up"
                 result.oriented_total += 1
-                result.turned_right += int(np.allclose(read.quads[i][0], case.upright[i][0]))
+                result.turned_right += int(np.allclose(read.quads[k][0], case.upright[i][0]))
     return result
 
 
