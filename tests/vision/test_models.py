@@ -71,8 +71,8 @@ def test_train_refuses_bad_arguments(argv: list[str], capsys: pytest.CaptureFixt
 @pytest.mark.parametrize("name", ["rox_edge", "rox_card"])
 def test_training_starts_from_an_exported_model(name: str) -> None:
     """``--init``: the network loaded from an export gives the export's scores."""
-    torch = pytest.importorskip("torch")
-    pytest.importorskip("onnx")
+    import torch
+
     from companion.train.data import SPECS
     from companion.train.fit import SmallNet, load_exported
 
@@ -89,8 +89,6 @@ def test_training_starts_from_an_exported_model(name: str) -> None:
 
 
 def test_training_refuses_an_export_of_another_network() -> None:
-    pytest.importorskip("torch")
-    pytest.importorskip("onnx")
     from companion.train.fit import SmallNet, load_exported
 
     with pytest.raises(RuntimeError):  # rox_edge has 5 classes, not 10
