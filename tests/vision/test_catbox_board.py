@@ -254,15 +254,9 @@ def test_a_blue_token_read_observed_takes_its_colour_back() -> None:
     """Dev 61328 hard: a blue token in shade is read "observed" at 0.89, blocking blue 6;
     its middle is far bluer than the photo's sure observed tokens (NOT_GREY), and with
     no sure blue token to compare it takes the model's next guess, blue."""
-    from companion.readers.photo import read_photo
-    from companion.readers.truth import catbox_truth_board, given_names
-
-    scene = render_scene("catbox", seed=61328, difficulty="hard")
-    players, caller = given_names(scene)
-    reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
-    assert reading.state["board"]["blue"][5] == players[1]
-    assert reading.state["board"] == catbox_truth_board(scene)
-
+    board, truth, players = _board_from_photo(61328, "hard")
+    assert board["blue"][5] == players[1]
+    assert board == truth
 
 
 def test_with_no_observed_tokens_to_compare_a_token_is_held_to_grey() -> None:
@@ -270,14 +264,23 @@ def test_with_no_observed_tokens_to_compare_a_token_is_held_to_grey() -> None:
     purple token read "observed" at 0.88 blocked blue 2. Held to grey itself
     (NOT_NEUTRAL) it is no observed token, and takes the model's next guess, purple
     (not the nearest sure colour, blue: grey alone does not tell which colour)."""
+    board, truth, players = _board_from_photo(60006, "normal")
+    assert board["blue"][1] == players[4]
+    assert board == truth
+
+
+def _board_from_photo(seed: int, difficulty: str) -> tuple[dict, dict, list[str]]:
+    """The board read from a rendered scene's photo as `companion read` reads it, the
+    scene's true board, and the players' names given."""
     from companion.readers.photo import read_photo
     from companion.readers.truth import catbox_truth_board, given_names
 
-    scene = render_scene("catbox", seed=60006, difficulty="normal")
+    scene = render_scene("catbox", seed=seed, difficulty=difficulty)
     players, caller = given_names(scene)
     reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
-    assert reading.state["board"]["blue"][1] == players[4]
-    assert reading.state["board"] == catbox_truth_board(scene)
+    assert players is not None
+    return reading.state["board"], catbox_truth_board(scene), players
+
 
 def test_a_doubtful_card_far_from_the_board_is_no_card() -> None:
     """The trick lies below the board and the revealed cards beside it (rendered cards at
