@@ -59,6 +59,8 @@ def read(detections: Detections, *, players: Sequence[str] | None = None,
     names = list(colour_of.values())
     if board is not None and (players or isinstance(extra.get("tokens"), Mapping)):
         _blocked_by_set_up(cells, len(names), result)
+    if board is not None:
+        _covered_cells(detections, board, cells, result)
     blocked_cols = {n for (_, n), c in cells.items() if c == BLOCKED}
     board_out = {row: ["." for _ in range(COLUMNS)] for row in ROWS}
     for (row, number), colour in cells.items():
@@ -170,6 +172,23 @@ def _blocked_by_set_up(cells: dict[tuple[str, int], str], players: int,
         result.notes.append(
             f"{len(unseen)} cell(s) of the columns over {in_play} (not in play with "
             f"{players} players) not seen blocked: blocked, as the game is set up")
+
+
+def _covered_cells(detections: Detections, board: int, cells: Mapping[tuple[str, int], str],
+                   result: ReadState) -> None:
+    """Cells the vision saw covered (``data["covered_cells"]``: a hand or an object over
+    them) with no token read on them are unknown, not empty: a token there cannot be
+    seen. Cells whose state the set-up fixes, or with a token on them, are known."""
+    covered = detections.data.get("covered_cells", (None,) * len(detections))[board] or ()
+    with_token = {tuple(role["cell"]) for role in result.roles
+                  if role and role.get("role") == "token"}
+    for row, column in covered:
+        key = (ROWS[row], column + 1)
+        if key in cells or key in with_token:
+            continue
+        result.unknown.append({"piece": board, "what": "board cell", "cell": list(key),
+                               "why": "covered (a hand or an object over it): a token "
+                                      "there cannot be seen"})
 
 
 def _players(cells: dict[tuple[str, int], str], players: Sequence[str] | None,

@@ -176,6 +176,20 @@ def observed_by_colour(read: Detections, view: BoardView | None) -> Detections:
     return read.with_fields(labels=tuple(labels))
 
 
+def with_covered_cells(read: Detections, view: BoardView | None) -> Detections:
+    """The largest board's ``data["covered_cells"]``: its (row, column) cells, 0-based,
+    that a hand or an object covers (``locate.covered_cells``), for the reader to report
+    a cell it cannot see as unknown rather than empty. ``view`` is that board's."""
+    board = largest_board(read)
+    if view is None or board is None:
+        return read
+    from companion.vision.locate import covered_cells
+
+    covered: list[object] = list(read.data.get("covered_cells", (None,) * len(read)))
+    covered[board] = tuple(covered_cells(view))
+    return read.with_fields(data={**read.data, "covered_cells": tuple(covered)})
+
+
 def largest_board(read: Detections) -> int | None:
     """The index of the photo's largest research board, the one that is read (a second,
     smaller one is a board in the background), or None without a board."""

@@ -28,6 +28,7 @@ from companion.vision.board import (
     boards_upright,
     largest_board_view,
     observed_by_colour,
+    with_covered_cells,
     without_doubtful_tokens,
 )
 from companion.vision.cards import (
@@ -347,6 +348,7 @@ def classify(image: Image, detections: Detections, *, game: str,
         board = largest_board_view(read, balanced)  # one warp for both token steps
         read = without_doubtful_tokens(read, board)
         read = observed_by_colour(read, board)
+        read = with_covered_cells(read, board)
         read = without_strays(read, balanced, "catbox_card")
         read = without_cards_on_nothing(read)
     if game == "nox":

@@ -715,6 +715,87 @@ def cells_under(view: BoardView, points: npt.NDArray[np.float32]
     return out
 
 
+CELL_RING = (1.3, 0.38)
+"""A cell's own print is looked at in its ring: farther than this many token radii from
+its middle (a token there hides nothing) and within this share of the cell's width and
+height of it (inside the cell's rounded outline)."""
+PRINT_HUE = 25.0
+"""A ring pixel shows its row's print when its hue (Lab a*, b*) lies within this many
+degrees of the row's (red, blue, yellow, green: 60-70 degrees apart; a hand's skin lies
+between red and yellow, about 40 from either)."""
+GREY_CHROMA = 6.0
+"""A pixel whose chroma (Lab) is under this has no hue to compare."""
+CHROMA_KEPT = 0.7
+"""A ring pixel of its row's hue shows the print when its chroma is at least this share
+of the print's, less as far as it is darker (a shadow or light falling off darkens and
+pales a colour together); a pale hand over a yellow cell keeps the hue, darker, and
+loses half the chroma (dev 60325)."""
+WASHED = 0.6
+WASHED_HUE = 45.0
+WHITE_CHROMA = 12.0
+"""A ring pixel at least as light as its row's print and under WASHED of its chroma,
+within WASHED_HUE degrees of its hue or all but white (chroma under WHITE_CHROMA), is
+the print washed out by glare, not something over it: white balance tints a glare
+spot (dev 60010, 60002: green cells washed to 10-20 chroma turned 20-45 degrees toward
+blue). A pale hand, lighter than a blue or green cell, lies farther in hue."""
+COVERED_SHARE = 0.5
+"""A cell whose ring shows its row's print on less than this share is covered (a hand,
+a card or an object over it, or off the photo): its token cannot be seen. Dev
+60000-60059 normal (boards fitted, an earlier form of the test): of 1797 cells seen
+whole 99 % showed their print on over 0.22 of the ring; of the 30 cells of tokens
+under a hand, on a board fitted right, nearly all on under a half. Dev 60000-60059 and
+60300-60359 normal: scenes with a piece under a hand flagged 1 -> 8 of 11; one scene
+without a hand had a cell reported covered (60002: a cell washed pale at the board's
+edge)."""
+
+
+def covered_cells(view: BoardView) -> list[tuple[int, int]]:
+    """The (row, column) cells, 0-based, of the upright, fitted board's ``view`` whose
+    own print does not show round their middle (``COVERED_SHARE``): a hand or another
+    object lies over them, so whether a token is there cannot be seen. The print is its
+    row's hue at a chroma kept in step with its lightness (``CHROMA_KEPT``), so light
+    falling off over the board and glare (lighter, paler) do not count as cover."""
+    width, height = BOARD_VIEW
+    cell_w, cell_h = (width * BOARD_GRID[2] / BOARD_COLUMNS,
+                      height * BOARD_GRID[3] / BOARD_ROWS)
+    near, within = CELL_RING
+    half_w, half_h = int(cell_w * within), int(cell_h * within)
+    rows, cols = np.ogrid[-half_h:half_h + 1, -half_w:half_w + 1]
+    ring = np.hypot(cols, rows) > near * TOKEN_RADIUS
+    windows = []
+    for row in range(BOARD_ROWS):
+        for column in range(BOARD_COLUMNS):
+            u, v = cell_middle(row, column)
+            x, y = round(u * width), round(v * height)
+            windows.append(view.lab[y - half_h:y + half_h + 1, x - half_w:x + half_w + 1])
+    lab = np.stack(windows)[:, ring].astype(np.float32).reshape(
+        BOARD_ROWS, BOARD_COLUMNS, -1, 3)  # each cell's ring pixels
+    lightness, a, b = lab[..., 0], lab[..., 1] - 128.0, lab[..., 2] - 128.0
+    chroma, hue = np.hypot(a, b), np.arctan2(b, a)
+    # each cell's hue (its pixels' mean a*, b*); the row's is the cell hue nearest the
+    # others (a hand over a few cells does not move it), the cells weighted by their
+    # chroma (a cell washed pale has little hue to go by)
+    means = a.mean(axis=2) + 1j * b.mean(axis=2)
+    weights, hues = np.abs(means), np.angle(means)
+    spread = np.abs(np.angle(np.exp(1j * (hues[:, :, None] - hues[:, None, :]))))
+    medoid = np.argmin(np.einsum("rcd,rd->rc", spread, weights), axis=1)
+    covered = []
+    for row in range(BOARD_ROWS):
+        if weights[row].max() < GREY_CHROMA:  # no cell of the row shows a colour
+            continue
+        off_hue = np.abs(np.angle(np.exp(1j * (hue[row] - hues[row, medoid[row]]))))
+        in_hue = (chroma[row] >= GREY_CHROMA) & (off_hue < np.radians(PRINT_HUE))
+        row_light = float(np.median(lightness[row][in_hue])) if in_hue.any() else 255.0
+        row_chroma = float(np.median(chroma[row][in_hue])) if in_hue.any() else GREY_CHROMA
+        kept = chroma[row] >= CHROMA_KEPT * row_chroma * np.minimum(
+            1.0, lightness[row] / row_light)
+        washed = (lightness[row] >= row_light) & (chroma[row] < WASHED * row_chroma) & (
+            (off_hue < np.radians(WASHED_HUE)) | (chroma[row] < WHITE_CHROMA))
+        seen = ((in_hue & kept) | washed).mean(axis=1)
+        covered += [(row, int(column)) for column in np.flatnonzero(seen < COVERED_SHARE)]
+    return covered
+
+
 @dataclass(frozen=True)
 class BoardView:
     """A research board's content rectified to BOARD_VIEW (its first corner at the

@@ -309,3 +309,33 @@ def test_a_doubtful_card_far_from_the_board_is_no_card() -> None:
                       confidences=np.float32([1.0, 0.6, 0.55, 0.99]))
     kept = without_cards_on_nothing(read)
     assert kept.labels == (None, "3", "5")
+
+
+def _cells_read_unknown(seed: int) -> tuple[set[tuple[str, int]], Any]:
+    """The board cells a reading of dev scene ``seed`` (normal) reports unknown, and the
+    scene."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    scene = render_scene("catbox", seed=seed, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
+    return {(u["cell"][0], u["cell"][1]) for u in reading.unknown
+            if u["what"] == "board cell"}, scene
+
+
+def test_cells_under_a_hand_are_unknown_not_empty() -> None:
+    """Dev 60022 normal: a hand over the board's left end hides four players' tokens
+    (blue 2, 3, 4 and green 1); each of their cells is reported unknown, with the board
+    as the piece, rather than read empty."""
+    unknown, _ = _cells_read_unknown(60022)
+    assert {("blue", 2), ("blue", 3), ("blue", 4), ("green", 1)} <= unknown
+    assert len(unknown) <= 12
+
+
+def test_cells_washed_by_glare_are_not_covered() -> None:
+    """Dev 60010 normal, no hand: a glare spot washes five cells nearly white; they
+    still show their row's hue (paler, lighter), so no cell is reported unknown."""
+    unknown, scene = _cells_read_unknown(60010)
+    assert not scene.camera["hand"]
+    assert unknown == set()
