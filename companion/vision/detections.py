@@ -149,6 +149,26 @@ def quad_iou(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
     return float(inter / union) if union > 0 else 0.0
 
 
+def reach_circles(quads: npt.ArrayLike) -> tuple[npt.NDArray[np.float64],
+                                                npt.NDArray[np.float64]]:
+    """Each quad's centre (N, 2) and the radius (N,) of the circle round it through its
+    farthest corner, for ``within_reach``."""
+    q = np.asarray(quads, np.float64).reshape(-1, 4, 2)
+    centres = q.mean(axis=1)
+    return centres, np.linalg.norm(q - centres[:, None], axis=2).max(axis=1)
+
+
+def within_reach(quads: npt.ArrayLike, centres: npt.NDArray[np.float64],
+                 radii: npt.NDArray[np.float64]) -> list[npt.NDArray[np.intp]]:
+    """For each of ``quads``, the indices of the quads whose ``reach_circles`` meet its
+    own: the only ones that can overlap it or hold its centre, so the exact tests
+    (``quad_iou``) need not be run on the rest (a pixel's slack for rounding)."""
+    own_centres, own_radii = reach_circles(quads)
+    apart = np.linalg.norm(own_centres[:, None] - centres[None], axis=2)
+    meet = apart <= own_radii[:, None] + radii[None] + 1.0
+    return [np.flatnonzero(row) for row in meet]
+
+
 def cut_across(quad: npt.ArrayLike, parts: int, *, shift: float = 0.0
                ) -> list[npt.NDArray[np.float32]]:
     """``quad`` cut across its longer sides into ``parts`` equal parts, in order along

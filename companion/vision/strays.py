@@ -6,6 +6,7 @@ kind)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -218,7 +219,8 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
     doubtful = [i for i in pieces if float(read.confidences[i]) < rule.doubtful_below]
     if len(sure) < 3 or not doubtful:
         return read
-    faces = {i: face_colour(balanced, read.quads[i]) for i in sure + doubtful}
+    faces = dict(zip(sure + doubtful, face_colours(
+        balanced, [read.quads[i] for i in sure + doubtful]), strict=True))
     usual = np.median([faces[i] for i in sure], axis=0)
     strays = {i for i in doubtful if unlike_face(faces[i], usual, darker=STRAY_DARKER)
               and unlike_face(faces[i], usual, chroma=rule.chroma)}
@@ -284,8 +286,27 @@ def _covered_share(read: Detections, others: list[int], piece: int,
 def face_colour(balanced: Image, quad: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
     """A tile's face colour (CIELAB, 8-bit scale): the median of the lighter half of its
     crop (the printed number and logo are darker)."""
-    crop = rectify(balanced, quad, size=(16, 22))
-    lab = cv2.cvtColor(crop, cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(np.float64)
-    out: npt.NDArray[np.float64] = np.median(
-        lab[lab[:, 0] >= np.median(lab[:, 0])], axis=0)
+    out: npt.NDArray[np.float64] = face_colours(balanced, [quad])[0]
+    return out
+
+
+FACE_CROP = (16, 22)
+"""Crop size a face colour is measured on: a tile's face, small enough to be quick."""
+
+
+def face_colours(balanced: Image, quads: Sequence[npt.NDArray[np.float32]]
+                 ) -> npt.NDArray[np.float64]:
+    """``face_colour`` of many quads at once, (N, 3): one colour conversion and the
+    medians taken together (a Nummix photo measures a hundred outlines)."""
+    if len(quads) == 0:
+        return np.zeros((0, 3))
+    crops = np.concatenate([rectify(balanced, q, size=FACE_CROP) for q in quads])
+    lab = cv2.cvtColor(crops, cv2.COLOR_BGR2LAB).reshape(len(quads), -1, 3).astype(np.float64)
+    lighter = lab[:, :, 0] >= np.median(lab[:, :, 0], axis=1, keepdims=True)
+    ranked = np.sort(np.where(lighter[:, :, None], lab, np.nan), axis=1)  # NaNs last
+    count = lighter.sum(axis=1)
+    low, high = ((count - 1) // 2)[:, None, None], (count // 2)[:, None, None]
+    out: npt.NDArray[np.float64] = (np.take_along_axis(ranked, np.broadcast_to(
+        low, (len(quads), 1, 3)), axis=1)[:, 0] + np.take_along_axis(ranked, np.broadcast_to(
+            high, (len(quads), 1, 3)), axis=1)[:, 0]) / 2
     return out

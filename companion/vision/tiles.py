@@ -20,9 +20,11 @@ from companion.vision.detections import (
     Detections,
     cut_across,
     quad_iou,
+    reach_circles,
     rectify,
     rotate_quad,
     side_lengths,
+    within_reach,
 )
 from companion.vision.reading import (
     EDGE_FITS,
@@ -46,7 +48,7 @@ from companion.vision.reading import (
 from companion.vision.strays import (
     STRAY_DARKER,
     TILE_STRAY_CHROMA,
-    face_colour,
+    face_colours,
     unlike_face,
 )
 
@@ -478,17 +480,21 @@ def missed_beside_sure(read: Detections, balanced: Image, model: Model) -> Detec
     if len(sure) < 3:
         return read
     taken = [read.quads[i].astype(np.float32) for i in tiles]
-    tries: list[npt.NDArray[np.float32]] = []
-    for j in sure:
-        for moved in stepped_over(read.quads[j], pitch=STEP_PITCH):
-            centre = tuple(float(v) for v in moved.mean(axis=0))
-            if not any(cv2.pointPolygonTest(o, centre, False) >= 0
-                       or quad_iou(moved, o) >= STEP_OVERLAP for o in taken + tries):
-                tries.append(moved)
-    usual = np.median([face_colour(balanced, read.quads[i]) for i in sure], axis=0)
-    tries = [t for t in tries if not unlike_face(face_colour(balanced, t), usual,
-                                                 chroma=TILE_STRAY_CHROMA,
-                                                 darker=STRAY_DARKER)]
+    steps = [moved for j in sure for moved in stepped_over(read.quads[j], pitch=STEP_PITCH)]
+    near_tiles = within_reach(steps, *reach_circles(taken))
+    near_steps = within_reach(steps, *reach_circles(steps))
+    kept: list[int] = []  # steps taken as tries, in order: each shadows the later ones
+    for m, moved in enumerate(steps):
+        centre = tuple(float(v) for v in moved.mean(axis=0))
+        if not any(cv2.pointPolygonTest(o, centre, False) >= 0
+                   or quad_iou(moved, o) >= STEP_OVERLAP
+                   for o in [taken[k] for k in near_tiles[m]]
+                   + [steps[k] for k in near_steps[m] if k in kept]):
+            kept.append(m)
+    tries = [steps[m] for m in kept]
+    usual = np.median(face_colours(balanced, [read.quads[i] for i in sure]), axis=0)
+    tries = [t for t, face in zip(tries, face_colours(balanced, tries), strict=True)
+             if not unlike_face(face, usual, chroma=TILE_STRAY_CHROMA, darker=STRAY_DARKER)]
     found = [(t, r) for t, r in zip(tries, read_quads(model, balanced, tries), strict=True)
              if float(r.probs.max()) >= MISSED_SURE]
     if not found:

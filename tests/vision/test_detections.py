@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 
@@ -9,9 +10,12 @@ from companion.vision.detections import (
     Detections,
     order_clockwise,
     quad_iou,
+    reach_circles,
     rectify,
     rotate_quad,
+    within_reach,
 )
+from companion.vision.strays import face_colour, face_colours
 
 SQUARE = [[0, 0], [10, 0], [10, 10], [0, 10]]
 
@@ -52,3 +56,27 @@ def test_rectify_puts_first_corner_top_left() -> None:
     turned = rectify(image, rotate_quad([[0, 0], [40, 0], [40, 40], [0, 40]], 1), size=(20, 20))
     # reading the image a quarter turn clockwise puts its top-right quarter at the top-left
     assert turned[:10, :10].mean() > 250 and turned[10:, 10:].mean() < 5
+
+
+def test_within_reach_keeps_every_quad_that_can_overlap() -> None:
+    rng = np.random.default_rng(3)
+    quads = [np.array(SQUARE, np.float32) * rng.uniform(0.5, 3) + rng.uniform(0, 60, 2)
+             for _ in range(40)]
+    centres, radii = reach_circles(quads)
+    for q, reach in zip(quads[:10], within_reach(quads[:10], centres, radii), strict=True):
+        near = set(reach.tolist())
+        overlapping = {k for k, o in enumerate(quads) if quad_iou(q, o) > 0}
+        assert overlapping <= near and len(near) < len(quads)
+
+
+def test_face_colours_are_each_quads_face_colour() -> None:
+    rng = np.random.default_rng(4)
+    image = rng.integers(0, 256, (80, 120, 3), dtype=np.uint8)
+    quads = [np.array(SQUARE, np.float32) * 2 + rng.uniform(0, 90, 2) for _ in range(12)]
+    together = face_colours(image, quads)
+    assert together.shape == (12, 3)
+    for q, face in zip(quads, together, strict=True):
+        crop = rectify(image, q, size=(16, 22))
+        lab = cv2.cvtColor(crop, cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(np.float64)
+        expected = np.median(lab[lab[:, 0] >= np.median(lab[:, 0])], axis=0)
+        assert np.array_equal(face, expected) and np.array_equal(face_colour(image, q), face)
