@@ -24,8 +24,10 @@ from companion.vision.reading import (
     EDGE_FITS,
     Image,
     Model,
+    available_model,
     load_model,
     nudged,
+    read_quads,
     softmax,
     stepped_outlines,
 )
@@ -249,6 +251,39 @@ is checked (``element_cards_by_edges``): scoring cards lie apart from the rows, 
 fitting an outline costs a few milliseconds a card."""
 
 
+ELEMENT_STONE_SURE = 0.97
+"""A piece the locator judged a Rox scoring card by its shape is an element card when,
+through one of its outlines fitted square, the element card model reads its centre
+stone as fire, water, earth or air this sure: a scoring card has no stone (the model
+reads scoring cards as magic, the element without a coloured stone: 0.91-1.0 on dev
+60300-60319 normal), and edge symbols smeared by blur may read unsure on a card whose
+stone still shows (dev 60308: an earth card at a row's end read a scoring 6 at 0.95,
+its stone earth at 1.00). Element cards taken for scoring cards, dev 60000-60059 and
+60300-60359 normal, 60600-60659 hard: 9, 9, 36 -> 7, 6, 29 (the rest partly under a
+hand, and flagged); scoring cards taken for element cards: 0, 0, 1 -> 0, 0, 1."""
+STONE_ELEMENTS = ("fire", "water", "earth", "air")
+"""The elements whose centre stone is coloured; magic's is not, and looks like a scoring
+card to the model."""
+
+
+def _element_stones(balanced: Image, tried: list[tuple[int, npt.NDArray[np.float32]]],
+                    models_dir: Path) -> dict[int, tuple[float, npt.NDArray[np.float32]]]:
+    """Of the pieces ``tried`` (piece, outline fitted square), those whose centre stone
+    reads a coloured element surely (``ELEMENT_STONE_SURE``), each with its surest
+    outline, as ``element_cards_by_edges`` keeps them."""
+    if not tried or not available_model("rox_card", models_dir):
+        return {}
+    model = load_model("rox_card", models_dir)
+    coloured = [model.labels.index(name) for name in STONE_ELEMENTS]
+    found: dict[int, tuple[float, npt.NDArray[np.float32]]] = {}
+    for (k, fit), reading in zip(tried, read_quads(model, balanced, [f for _, f in tried]),
+                                 strict=True):
+        sure = float(reading.probs[coloured].max())
+        if sure >= ELEMENT_STONE_SURE and sure > found.get(k, (0.0, fit))[0]:
+            found[k] = (sure, fit)
+    return found
+
+
 def element_cards_by_edges(balanced: Image, detections: Detections, models_dir: Path
                             ) -> Detections:
     """``detections`` with each Rox scoring card against an element card
@@ -258,7 +293,8 @@ def element_cards_by_edges(balanced: Image, detections: Detections, models_dir: 
     element card with that outline: the locator judges the two kinds by shape alone
     (44×68 mm beside 68×68), and a square card's outline located a little narrow or off
     looks like a scoring card's, and may read unsure fitted (dev 61833: two cards of a
-    row beside a hand's fingers)."""
+    row beside a hand's fingers). A centre stone read surely as a coloured element
+    (``ELEMENT_STONE_SURE``) makes it an element card too."""
     cards = [i for i, kind in enumerate(detections.kinds) if kind == "rox_card"]
     centres = detections.quads.mean(axis=1)
     sides = np.array([float(side_lengths(q).mean()) for q in detections.quads])
@@ -281,6 +317,8 @@ def element_cards_by_edges(balanced: Image, detections: Detections, models_dir: 
         if sure >= (EDGE_REFIT_BELOW if k in near else ELEMENT_EDGES_SURE) and \
                 sure > best.get(k, (0.0, fit))[0]:
             best[k] = (sure, fit)
+    best |= _element_stones(balanced, [(k, fit) for k, fit in tried
+                                       if k in scoring and k not in best], models_dir)
     outlines = {k: best[k][1] if k in best else detections.quads[k] for k in cards + scoring}
     steps = stepped_outlines(outlines, [j for j in near if j in best],
                              [i for i in scoring if i not in best],

@@ -102,6 +102,27 @@ def test_rox_cards_outlined_as_scoring_cards_in_a_row_read_through_a_neighbours_
     assert compare(scene, read).state
 
 
+def test_a_rox_element_card_outlined_narrow_is_known_by_its_centre_stone() -> None:
+    """Dev 60308 (normal): an earth card at a row's end, blurred and outlined narrow,
+    was taken for a scoring card and read a 6 at 0.95, sure and wrong; its centre stone
+    reads earth, so it is an element card (unsure of its blurred edges, not a 6)."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    scene = render_scene("rox", seed=60308, difficulty="normal")
+    players, caller = given_names(scene)
+    photo = read_photo(scene.image, game="rox", players=players, caller=caller)
+    found = photo.pieces.detections
+    earth = next(p for p in scene.pieces if p.kind == "rox_card" and p.label == "earth"
+                 and np.linalg.norm(np.mean(p.quad, axis=0) - (411, 528)) < 10)
+    nearest = int(np.argmin(np.linalg.norm(found.quads.mean(axis=1)
+                                           - np.mean(earth.quad, axis=0), axis=1)))
+    assert found.kinds[nearest] == "rox_card"
+    assert found.labels[nearest] == "earth"
+    assert sorted(int(label) for kind, label in zip(found.kinds, found.labels, strict=True)
+                  if kind == "rox_scoring") == [1, 3, 10]
+
+
 @pytest.mark.parametrize("seed", [61113, 61831])
 def test_a_doubtful_nox_card_far_from_the_kitties_and_unlike_them_is_no_card(seed: int) -> None:
     """A scrap of table read a 15 at 0.89 (dev 61113) and a finger read a 10 at 0.52
