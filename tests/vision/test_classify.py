@@ -305,10 +305,13 @@ def test_a_rox_card_still_unsure_after_the_search_is_searched_again(monkeypatch)
     short) is reached in a second round from the surest outline of the first: on these
     photos one card each is read sure and right in two rounds, unsure in one, and no
     card is read sure and wrong either way (without the neighbours' stepped outlines,
-    which reach these cards too)."""
+    which reach these cards too, or the photos sharpened)."""
+    import math
+
     from companion.vision import rox_edges as module
 
     monkeypatch.setattr(module, "stepped_outlines", lambda *_, **__: [])  # the search alone
+    monkeypatch.setattr(module, "STREAK_DEPTH_FROM", math.inf)  # on the photo as taken
     photos = _located_rox_cards((61303, 61314))
 
     twice = _sure_right_and_wrong(photos)
@@ -1356,3 +1359,19 @@ def test_a_rox_card_unsure_is_read_through_its_sure_neighbours_outline(monkeypat
     unstepped = _sure_right_and_wrong(photos)
     assert stepped[0] >= unstepped[0] + 3 and stepped[1] == unstepped[1] == 0, (
         stepped, unstepped)
+
+
+def test_rox_cards_blurred_by_motion_are_read_again_sharpened(monkeypatch) -> None:
+    """Dev 60058 is blurred by a 6 px streak: its cards' edge symbols, still unsure after
+    the outline fit and search, read sure and right on the photo sharpened against the
+    streak measured there (``deblur``); none reads sure and wrong either way."""
+    import math
+
+    from companion.vision import rox_edges as module
+
+    photos = _located_rox_cards((60058,))
+    sharpened = _sure_right_and_wrong(photos)
+    monkeypatch.setattr(module, "STREAK_DEPTH_FROM", math.inf)  # no second read
+    plain = _sure_right_and_wrong(photos)
+    # here 15 of 15 sharpened, 10 not
+    assert sharpened[0] >= plain[0] + 3 and sharpened[1] == plain[1] == 0, (sharpened, plain)
