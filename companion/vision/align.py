@@ -104,6 +104,50 @@ def align_to_layout(image: Image, quad: npt.ArrayLike, kind: str,
     return refined, after
 
 
+SEARCH_TURNS = (-8.0, -4.0, 0.0, 4.0, 8.0)
+"""Degrees the searched layout is turned from the start's own direction."""
+SEARCH_SCALES = (0.8, 0.9, 1.0, 1.1)
+"""Widths of the searched layout, as shares of the start's mean long side."""
+SEARCH_REACH = 0.3
+"""The layout is looked for this share of its size beyond the start's on every side."""
+
+
+def search_layout(image: Image, quad: npt.ArrayLike, kind: str) -> tuple[Quad, float]:
+    """Where the printed layout of ``kind`` lies near ``quad`` (clockwise from the face's
+    upright top-left), found by template matching over a few turns and sizes of an
+    upright rectangle of the piece's aspect about the quad's middle, and how well it
+    matched (-1..1): a start for ``align_to_layout`` when the located outline is too
+    far off for ECC to converge (a corner run on to a card beside the sheet)."""
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    template = layout_template(kind, LONG_SIDE[0])
+    H, W = template.shape
+    mx, my = round(W * SEARCH_REACH), round(H * SEARCH_REACH)
+    centre = q.mean(axis=0)
+    along = (q[1] - q[0]) + (q[2] - q[3])
+    angle = float(np.degrees(np.arctan2(along[1], along[0])))
+    long_side = float(np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[2] - q[3])) / 2
+    best: tuple[float, Quad] = (-2.0, q)
+    for turn in SEARCH_TURNS:
+        for scale in SEARCH_SCALES:
+            # image -> canvas: the rectangle about ``centre`` lands on the canvas's middle
+            m = cv2.getRotationMatrix2D((float(centre[0]), float(centre[1])), angle + turn,
+                                        W / (scale * long_side))
+            m[:, 2] += np.array([mx + W / 2, my + H / 2]) - centre
+            view = cv2.warpAffine(image, m, (W + 2 * mx, H + 2 * my), flags=cv2.INTER_AREA,
+                                  borderMode=cv2.BORDER_REPLICATE)
+            seen = cv2.GaussianBlur(colourfulness(view), (0, 0), 1.0)
+            scores = cv2.matchTemplate(seen, template, cv2.TM_CCOEFF_NORMED)
+            _, score, _, (x, y) = cv2.minMaxLoc(scores)
+            if score > best[0]:
+                corners = np.array([[x, y], [x + W, y], [x + W, y + H], [x, y + H]],
+                                   np.float32)
+                back = cv2.invertAffineTransform(m)
+                found = corners @ back[:, :2].T.astype(np.float32) + back[:, 2].astype(
+                    np.float32)
+                best = (float(score), found.astype(np.float32))
+    return best[1], best[0]
+
+
 def _fit(image: Image, quad: Quad, template: npt.NDArray[np.float32]
          ) -> tuple[Quad | None, float, float]:
     """One ECC fit of ``template`` from ``quad``: (refined quad or None, correlation

@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.synth.pieces import INK, PIECE_MM, qwixx_row_numbers, qwixx_sheet_layout
-from companion.vision.align import LONG_SIDE, align_to_layout
+from companion.vision.align import LONG_SIDE, align_to_layout, search_layout
 from companion.vision.colour import white_balance
 from companion.vision.detections import MIN_CONFIDENCE, same_corner_order
 
@@ -56,6 +56,12 @@ SHEET_FIT_GOOD = 0.85
 """A sheet's fit to the printed layout from the located quad correlating this well is
 kept without trying the locator's other outlines: on scenes 61300-61339 they won by
 more than 0.02 only over fits of 0.84 or less (the first fits' median 0.87)."""
+SEARCH_GAIN = 0.3
+"""A fit started where template matching finds the rows (``_searched_fit``) is read only
+when it correlates this much better than the best fit from the locator's outlines: an
+outline far off fits much worse than the found place (dev scenes 61011, 61014, 61454:
+0.31-0.38 against 0.77-0.83), while on a sheet whose print is faint every fit is poor
+and a found place a row or column away wins by little (60613, 60617, 60630: 0.12-0.22)."""
 PRINT_AGREES = 0.15
 """A fit under ``SHEET_FIT_GOOD`` is taken as right when its boxes' printed numbers
 agree with it by this much more than with the fit a column either way
@@ -215,6 +221,16 @@ def pad_rects(W: float, H: float) -> list[tuple[float, float, float, float]]:
 def _orientation(image: Image, quad: Quad) -> tuple[Quad, float]:
     """The quad started at the sheet's upright top-left (red row on top), and the margin
     by which the row colours prefer that turn over the next best (0..1)."""
+    scores = _turn_scores(image, quad)
+    order = np.argsort(scores)[::-1]
+    best = int(order[0])
+    margin = float(scores[best] - scores[int(order[1])])
+    return np.roll(quad, -best, axis=0).astype(np.float32), margin
+
+
+def _turn_scores(image: Image, quad: Quad) -> list[float]:
+    """How well the row bands of the sheet at ``quad`` match red, yellow, green, blue top
+    to bottom, with the quad started at each of its four corners (-1..1 each)."""
     W, H = 74, 52
     layout = qwixx_sheet_layout(W, H)
     expected = np.array([_ab(INK[row][::-1]) for row in ROWS])
@@ -232,10 +248,7 @@ def _orientation(image: Image, quad: Quad) -> tuple[Quad, float]:
             score += float(mean @ expected[i] / (np.linalg.norm(mean) * np.linalg.norm(
                 expected[i]) + 1e-6))
         scores.append(score / 4)
-    order = np.argsort(scores)[::-1]
-    best = int(order[0])
-    margin = float(scores[best] - scores[int(order[1])])
-    return np.roll(quad, -best, axis=0).astype(np.float32), margin
+    return scores
 
 
 def _ab(bgr: Sequence[int]) -> npt.NDArray[np.float32]:
@@ -264,15 +277,48 @@ def pad_boxes(image: Image, quad: Quad, *, starts: Sequence[npt.ArrayLike] = ()
 def _pad_fit(image: Image, quad: Quad, *, starts: Sequence[npt.ArrayLike] = ()
              ) -> tuple[Quad, float, float, Quad]:
     """The pad's quad turned upright and aligned to its printed rows: (the quad, the
-    fit's correlation, how certain the turn is 0..1, the located quad turned upright)."""
-    upright, margin = _orientation(image, quad)
-    best = align_to_layout(image, upright, "qwixx_sheet")
-    if best[1] < SHEET_FIT_GOOD:  # a weak fit: the other outlines may start nearer
-        best = max([best, *(align_to_layout(image, same_corner_order(other, upright),
-                                            "qwixx_sheet") for other in starts)],
-                   key=lambda fit: fit[1])
-    certain = float(np.clip(margin / MIN_ORIENTATION, 0.0, 1.0))
-    return best[0], best[1], certain, upright
+    fit's correlation, how certain the turn is 0..1, the located quad turned the same
+    way). Each start is turned by its own row colours (an outline run on to a card
+    beside the sheet can show no clear turn where another outline does); the fit read is
+    the best correlating of those whose row colours do not prefer another turn where the
+    fit put the sheet (the fit matches colourfulness alone, so it can slip by a row)."""
+    fits = [_upright_fit(image, quad)]
+    if fits[0][1] < SHEET_FIT_GOOD:  # a weak fit: the other outlines may start nearer
+        fits += [_upright_fit(image, np.asarray(other, np.float32).reshape(4, 2))
+                 for other in starts]
+    outlined = max(fit[1] for fit in fits)
+    if outlined < SHEET_FIT_GOOD:  # every outline too far off, or the print faint?
+        searched = [_searched_fit(image, start) for _, _, start in fits]
+        fits += [fit for fit in searched if fit[1] >= outlined + SEARCH_GAIN]
+    rated = [(_turn_certainty(image, fitted), corr, fitted, upright)
+             for fitted, corr, upright in fits]
+    certain, corr, fitted, upright = max(rated, key=lambda fit: (fit[0] > 0.0, fit[1]))
+    return fitted, corr, certain, same_corner_order(quad, upright)
+
+
+def _turn_certainty(image: Image, upright: Quad) -> float:
+    """How certain (0..1) the row colours of the sheet at ``upright`` are that it is
+    upright: their preference for this turn over the next best, over ``MIN_ORIENTATION``."""
+    scores = _turn_scores(image, upright)
+    return float(np.clip((scores[0] - max(scores[1:])) / MIN_ORIENTATION, 0.0, 1.0))
+
+
+def _searched_fit(image: Image, upright: Quad) -> tuple[Quad, float, Quad]:
+    """The pad's fit to its printed rows started from where they are found by template
+    matching about an ``upright`` start (``search_layout``): (the fitted quad, the fit's
+    correlation, the start). A found place the fit cannot improve on is no fit
+    (correlation -1): on dev scenes those were a neighbouring sheet or a slipped row."""
+    found, _ = search_layout(image, upright, "qwixx_sheet")
+    fitted, corr = align_to_layout(image, found, "qwixx_sheet")
+    return fitted, (-1.0 if np.array_equal(fitted, found) else corr), upright
+
+
+def _upright_fit(image: Image, quad: Quad) -> tuple[Quad, float, Quad]:
+    """The sheet at ``quad`` turned upright by its row colours and aligned to its printed
+    rows: (the fitted quad, the fit's correlation, the start turned upright)."""
+    upright, _ = _orientation(image, quad)
+    fitted, corr = align_to_layout(image, upright, "qwixx_sheet")
+    return fitted, corr, upright
 
 
 def _face_to_image(upright: Quad) -> npt.NDArray[np.float64]:
