@@ -218,14 +218,11 @@ def pad_rects(W: float, H: float) -> list[tuple[float, float, float, float]]:
     return rects + list(layout["fouls"])
 
 
-def _orientation(image: Image, quad: Quad) -> tuple[Quad, float]:
-    """The quad started at the sheet's upright top-left (red row on top), and the margin
-    by which the row colours prefer that turn over the next best (0..1)."""
-    scores = _turn_scores(image, quad)
-    order = np.argsort(scores)[::-1]
-    best = int(order[0])
-    margin = float(scores[best] - scores[int(order[1])])
-    return np.roll(quad, -best, axis=0).astype(np.float32), margin
+def _orientation(image: Image, quad: Quad) -> Quad:
+    """The quad started at the sheet's upright top-left (red row on top), the turn its
+    row colours prefer (how certain, at the fit: ``_turn_certainty``)."""
+    best = int(np.argsort(_turn_scores(image, quad))[-1])
+    return np.roll(quad, -best, axis=0).astype(np.float32)
 
 
 def _turn_scores(image: Image, quad: Quad) -> list[float]:
@@ -316,7 +313,7 @@ def _searched_fit(image: Image, upright: Quad) -> tuple[Quad, float, Quad]:
 def _upright_fit(image: Image, quad: Quad) -> tuple[Quad, float, Quad]:
     """The sheet at ``quad`` turned upright by its row colours and aligned to its printed
     rows: (the fitted quad, the fit's correlation, the start turned upright)."""
-    upright, _ = _orientation(image, quad)
+    upright = _orientation(image, quad)
     fitted, corr = align_to_layout(image, upright, "qwixx_sheet")
     return fitted, corr, upright
 

@@ -283,21 +283,15 @@ def _covered_share(read: Detections, others: list[int], piece: int,
     return float((own & drawn(others)).sum()) / max(int(own.sum()), 1)
 
 
-def face_colour(balanced: Image, quad: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
-    """A tile's face colour (CIELAB, 8-bit scale): the median of the lighter half of its
-    crop (the printed number and logo are darker)."""
-    out: npt.NDArray[np.float64] = face_colours(balanced, [quad])[0]
-    return out
-
-
 FACE_CROP = (16, 22)
 """Crop size a face colour is measured on: a tile's face, small enough to be quick."""
 
 
 def face_colours(balanced: Image, quads: Sequence[npt.NDArray[np.float32]]
                  ) -> npt.NDArray[np.float64]:
-    """``face_colour`` of many quads at once, (N, 3): one colour conversion and the
-    medians taken together (a Nummix photo measures a hundred outlines)."""
+    """Each tile's face colour (CIELAB, 8-bit scale), (N, 3): the median of the lighter
+    half of its crop (the printed number and logo are darker). One colour conversion
+    and the medians taken together (a Nummix photo measures a hundred outlines)."""
     if len(quads) == 0:
         return np.zeros((0, 3))
     crops = np.concatenate([rectify(balanced, q, size=FACE_CROP) for q in quads])
