@@ -88,13 +88,23 @@ other ids, a table corner and the grey card, which are therefore not looked for 
 at hard, 36 more, none false."""
 
 
+LONE_TABLE_SEATS = 2
+"""With no marker read at all, the third look still runs (a table whose markers are all
+too blurred to read), but its seats are taken only when at least this many different
+seats match (a table has two seats at least): one lone match is what a Qwixx sheet's
+boxes sometimes pass for. Rendered scenes (seeds 60400-60599, five games, normal and
+hard: 1000 scenes, 5950 markers): 10 more markers found, none false (a lone match would
+have added two false seats to marker-less Qwixx scenes); the 179 real photos, which have
+no markers: none."""
+
+
 def detect_markers(image: npt.NDArray[np.uint8]) -> list[Marker]:
     """Every table, seat, grey-card and sheet marker in a BGR or grey image (ids we do
     not print are left out). When what is found is not a whole set (some table corners
     but not all four, seats with a gap, or nothing), the photo is sharpened and looked
     at again: a blurred marker's cells come apart (``SHARPEN_SIGMA``); when some are
-    found but still not a whole set, the squares rejected in both looks are matched
-    against the seat markers' patterns (``SEAT_MATCH``)."""
+    found but still not a whole set, or none at all, the squares rejected in both looks
+    are matched against the seat markers' patterns (``SEAT_MATCH``, ``LONE_TABLE_SEATS``)."""
     grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
     found, rejected = _markers_in(grey)
     if not _whole_set({m.id for m in found}):
@@ -102,8 +112,9 @@ def detect_markers(image: npt.NDArray[np.uint8]) -> list[Marker]:
         seen = {m.id for m in found}
         sharper, more = _markers_in(cv2.addWeighted(grey, 2.0, soft, -1.0, 0))
         found += [m for m in sharper if m.id not in seen]
-        if found and not _whole_set({m.id for m in found}):  # a set, with a gap
-            found += _blurred_seats(grey, rejected + more, found)
+        if not _whole_set({m.id for m in found}):  # a set with a gap, or nothing read
+            found += _blurred_seats(grey, rejected + more, found,
+                                    min_seats=1 if found else LONE_TABLE_SEATS)
     return sorted(found, key=lambda m: m.id)
 
 
@@ -136,9 +147,10 @@ def _patterns() -> dict[tuple[int, int], npt.NDArray[np.float32]]:
 
 
 def _blurred_seats(grey: npt.NDArray[np.uint8], squares: list[npt.NDArray[np.float32]],
-                   found: list[Marker]) -> list[Marker]:
+                   found: list[Marker], *, min_seats: int = 1) -> list[Marker]:
     """Seat markers among the rejected ``squares`` by their cells' pattern (SEAT_MATCH),
-    one per seat id not ``found``, the best-matching square each."""
+    one per seat id not ``found``, the best-matching square each; none unless
+    ``min_seats`` different seats match (LONE_TABLE_SEATS)."""
     best: dict[int, tuple[float, npt.NDArray[np.float32]]] = {}
     taken = {m.id for m in found}
     for square in squares:
@@ -151,6 +163,8 @@ def _blurred_seats(grey: npt.NDArray[np.uint8], squares: list[npt.NDArray[np.flo
         marker_id, turn, score = match
         if score > best.get(marker_id, (-1.0, square))[0]:
             best[marker_id] = (score, np.roll(square, -turn, axis=0))
+    if len(best) < min_seats:
+        return []
     return [Marker(i, corners) for i, (_, corners) in best.items()]
 
 

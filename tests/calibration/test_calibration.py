@@ -236,3 +236,36 @@ def test_a_seat_marker_too_blurred_to_read_is_matched_by_its_pattern() -> None:
     assert np.linalg.norm(found[11].centre - np.float32([194, 94])) < 3
     assert sorted(m.id for m in detect_markers(_seats_with_one_blurred(17))) == [10, 12]
     assert sorted(m.id for m in detect_markers(_seats_with_one_blurred(11, 6.0))) == [10, 12]
+
+
+def test_seat_markers_too_blurred_for_any_to_be_read_are_found_by_their_pattern() -> None:
+    """Dev scene 60436 (Nox, normal): no marker's bits can be read, in either look, yet
+    two squares match seat 10's pattern and one seat 11's; they are taken, where the
+    scene put them."""
+    from companion.calibration import markers
+    from companion.synth import render_scene
+
+    scene = render_scene("nox", seed=60436, difficulty="normal")
+    grey = cv2.cvtColor(scene.image, cv2.COLOR_BGR2GRAY)
+    assert markers._markers_in(grey)[0] == []
+    truth = {m["id"]: np.mean(m["quad"], axis=0) for m in scene.markers}
+    found = detect_markers(scene.image)
+    assert {m.id for m in found} >= {10, 11}
+    for m in found:
+        assert np.linalg.norm(m.centre - truth[m.id]) < 4, m.id
+
+
+def test_one_square_like_a_seat_marker_on_a_table_without_markers_is_not_a_seat() -> None:
+    """Dev scene 60435 (Qwixx, normal, no markers): one square among a sheet's boxes
+    matches seat 15's pattern; alone, with no marker read, it is not taken."""
+    from companion.calibration import markers
+    from companion.synth import render_scene
+
+    scene = render_scene("qwixx", seed=60435, difficulty="normal")
+    assert scene.markers == []
+    grey = cv2.cvtColor(scene.image, cv2.COLOR_BGR2GRAY)
+    soft = cv2.GaussianBlur(grey, (0, 0), markers.SHARPEN_SIGMA)
+    squares = (markers._markers_in(grey)[1]
+               + markers._markers_in(cv2.addWeighted(grey, 2.0, soft, -1.0, 0))[1])
+    assert len(markers._blurred_seats(grey, squares, [])) == 1  # one square matches
+    assert detect_markers(scene.image) == []
