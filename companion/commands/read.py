@@ -67,7 +67,8 @@ def run_read(args: argparse.Namespace) -> int:
         from companion.vision.annotate import annotate
 
         drawn = annotate(image, result.pieces.detections, unsure_below=UNSURE,
-                         violations=result.violation_marks())
+                         violations=result.violation_marks(),
+                         covered=[u["region"] for u in doc.get("unknown", []) if "region" in u])
         if not cv2.imwrite(str(out_path), drawn):
             raise InputError("annotate", f"cannot write {out_path}")
     if args.json:
@@ -80,7 +81,7 @@ def run_read(args: argparse.Namespace) -> int:
 
 def format_reading(doc: dict[str, Any]) -> str:
     """Human output of the state part: what could not be read, then the verdict."""
-    lines = [f"could not read: piece {u.get('piece')} ({u.get('what')}): {u.get('why')}"
+    lines = [f"could not read: {_where(u)} ({u.get('what')}): {u.get('why')}"
              for u in doc.get("unknown", [])]
     lines += [f"note: {n}" for n in doc.get("notes", [])]
     if doc.get("check") is not None:
@@ -112,3 +113,13 @@ def format_pieces(doc: dict[str, Any]) -> str:
     lines.append(f"time: locate {t['locate']:.0f} ms, classify {t['classify']:.0f} ms, "
                  f"total {t['total']:.0f} ms")
     return "\n".join(lines)
+
+
+def _where(unknown: dict[str, Any]) -> str:
+    """Which piece (by index), or which part of the photo, could not be read."""
+    if unknown.get("piece") is not None:
+        return f"piece {unknown['piece']}"
+    if unknown.get("region"):
+        xs, ys = zip(*unknown["region"], strict=True)
+        return f"around x {min(xs):.0f}-{max(xs):.0f}, y {min(ys):.0f}-{max(ys):.0f}"
+    return "the photo"

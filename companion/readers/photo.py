@@ -20,6 +20,7 @@ from companion.calibration.table import TableProfile, apply_white_gains
 from companion.commands.check import check_document
 from companion.games.base import InputError
 from companion.readers import ReadState, read_state
+from companion.vision.cover import covered_regions
 from companion.vision.pipeline import ReadResult, read_image
 
 
@@ -73,6 +74,11 @@ def read_photo(image: npt.NDArray[np.uint8], *, game: str, players: Sequence[str
                         markers=markers, locator=locator)
     reading = read_state(game, pieces.detections, image_shape=image.shape, markers=markers,
                          profile=profile, players=players, caller=caller, extra=extra)
+    for region in covered_regions(balanced, pieces.detections, markers=markers):
+        reading.unknown.append({
+            "piece": None, "what": "table", "region": np.round(region, 1).tolist(),
+            "why": "a hand covers part of the table: a piece under it "
+                   "cannot be seen"})
     check, error = None, None
     try:
         check = check_document(game, reading.state)

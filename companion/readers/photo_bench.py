@@ -40,7 +40,7 @@ def bench_photo_to_state(*, quick: bool) -> Section:
                 verdict += result.verdict
                 if hidden(scene):  # a piece under a hand: it can only say so
                     covered += 1
-                    covered_flagged += any(u.get("piece") is not None
+                    covered_flagged += any(u.get("piece") is not None or "region" in u
                                            for u in photo.reading.unknown)
                 else:
                     clear_exact += result.state
@@ -63,5 +63,5 @@ def bench_photo_to_state(*, quick: bool) -> Section:
          "Names: seat markers where the scene has them, else the reader's P1… rule; "
          "hidden pieces (under a hand) count as not exact. A scene with a piece under a "
          "hand cannot be read exactly; 'flagged' counts those whose reading names a piece "
-         "it could not read rather than passing as whole, and the last column "
-         "is the exact share of the other scenes."])
+         "it could not read, or the part of the photo a hand covers, rather than passing "
+         "as whole, and the last column is the exact share of the other scenes."])

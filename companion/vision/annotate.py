@@ -19,12 +19,20 @@ VIOLATION = (0, 0, 230)
 
 
 def annotate(image: npt.NDArray[np.uint8], found: Detections, *, unsure_below: float = 0.8,
-             violations: Mapping[int, Sequence[str]] | None = None) -> npt.NDArray[np.uint8]:
+             violations: Mapping[int, Sequence[str]] | None = None,
+             covered: Sequence[npt.ArrayLike] = ()) -> npt.NDArray[np.uint8]:
     """A copy of ``image`` with every piece's quad and label drawn on it; ``violations``
-    (piece index -> rule ids) are drawn in red with their ids under the label."""
+    (piece index -> rule ids) are drawn in red with their ids under the label;
+    ``covered`` outlines (image pixels) are where something hides the table."""
     out = image.copy()
     scale = max(out.shape[:2]) / 1000
     thick = max(1, round(2 * scale))
+    for region in covered:
+        outline = np.round(np.asarray(region, np.float64)).astype(np.int32).reshape(-1, 2)
+        cv2.polylines(out, [outline], True, UNSURE, thick, cv2.LINE_AA)
+        x, y = outline.min(axis=0)
+        cv2.putText(out, "covered?", (int(x), int(y) + 14), cv2.FONT_HERSHEY_SIMPLEX,
+                    0.45 * scale + 0.2, UNSURE, thick, cv2.LINE_AA)
     for i in found:
         quad = found.quads[i]
         label = found.labels[i]

@@ -1,0 +1,88 @@
+"""Where a hand covers the table: found on rendered scenes with a hand over pieces, not
+found on scenes without one (glare, overexposure) nor on the real photos."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.calibration.markers import detect_markers
+from companion.readers.photo import read_photo
+from companion.readers.truth import given_names
+from companion.synth import render_scene
+from companion.vision.cover import covered_regions
+from companion.vision.pipeline import read_image
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "real_tiles" / "images"
+
+
+def _regions(image: np.ndarray, game: str) -> list[np.ndarray]:
+    markers = detect_markers(image)
+    found = read_image(image, game=game, markers=markers).detections
+    return covered_regions(image, found, markers=markers)
+
+
+def test_a_hand_over_a_kitty_is_outlined_where_the_hidden_cards_lie() -> None:
+    """Dev scene 60418 (Nox, normal): a hand lies over one player's whole kitty."""
+    scene = render_scene("nox", seed=60418, difficulty="normal")
+    regions = _regions(scene.image, "nox")
+    assert len(regions) == 1
+    hidden = [p for p in scene.pieces if p.top and p.visible_fraction < 0.5]
+    assert hidden
+    for piece in hidden:
+        centre = np.asarray(piece.quad, np.float32).mean(axis=0)
+        assert cv2.pointPolygonTest(regions[0].reshape(-1, 1, 2), tuple(map(float, centre)),
+                                    False) >= 0
+
+
+def test_the_reading_names_the_covered_part_of_the_photo() -> None:
+    scene = render_scene("nox", seed=60418, difficulty="normal")
+    players, _ = given_names(scene)
+    doc = read_photo(scene.image, game="nox", players=players).to_json()
+    covered = [u for u in doc["unknown"] if u["what"] == "table"]
+    assert len(covered) == 1 and covered[0]["piece"] is None
+    assert len(covered[0]["region"]) >= 3 and "hand" in covered[0]["why"]
+    assert doc["complete"] is False
+
+
+@pytest.mark.parametrize(("game", "difficulty", "seed"), [
+    ("catbox", "normal", 60644),  # a glare spot on a wooden table
+    ("rox", "hard", 60525),  # most of the table overexposed, the rest tinted by the light
+    ("nox", "normal", 60400),
+])
+def test_no_hand_is_found_where_there_is_none(game: str, difficulty: str, seed: int) -> None:
+    scene = render_scene(game, seed=seed, difficulty=difficulty)
+    assert not scene.camera["hand"]
+    assert _regions(scene.image, game) == []
+
+
+def test_no_hand_is_found_on_the_real_photos() -> None:
+    """The held-out real photos show tiles on racks, marble, cloth and wood; no hand."""
+    photos = sorted(REAL.glob("*.jpg"))
+    assert len(photos) >= 25
+    for path in photos:
+        image = cv2.imread(str(path))
+        assert _regions(image, "nummix") == [], path.name
+
+
+def test_companion_read_says_where_the_hand_is_and_outlines_it(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from companion.cli import main
+    from companion.vision.annotate import UNSURE
+
+    scene = render_scene("nox", seed=60418, difficulty="normal")
+    photo, drawn_png = tmp_path / "table.png", tmp_path / "drawn.png"
+    cv2.imwrite(str(photo), scene.image)
+    assert main(["read", "nox", str(photo), "--annotate", str(drawn_png)]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if "(table)" in ln)
+    assert line.startswith("could not read: around x ") and "hand" in line
+    drawn = cv2.imread(str(drawn_png))
+    region = _regions(scene.image, "nox")[0]
+    outline = np.zeros(drawn.shape[:2], np.uint8)
+    cv2.polylines(outline, [np.round(region).astype(np.int32)], True, 1, 3)
+    on_outline = drawn[outline > 0]
+    assert np.mean(np.all(np.abs(on_outline.astype(int) - UNSURE) < 40, axis=1)) > 0.3
