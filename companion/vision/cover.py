@@ -80,22 +80,23 @@ def covered_regions(image: npt.NDArray[np.uint8], detections: Detections, *,
     if coloured.sum() < 0.25 * seen.size:  # hardly any table in view to judge by
         return []
     ref = np.median(tint[coloured], axis=0)
+    chroma = np.hypot(tint[..., 0], tint[..., 1])
     along = np.clip(tint @ ref / (float(ref @ ref) + 1e-6), 0.0, STRETCHED_TINT)
-    off_line = np.linalg.norm(tint - along[..., None] * ref, axis=2)
+    off_line = np.hypot(tint[..., 0] - along * ref[0], tint[..., 1] - along * ref[1])
     step = max(MIN_TINT_STEP, TINT_SPREAD * float(np.median(off_line[seen])))
-    washed = glare & (np.linalg.norm(tint, axis=2) <= float(np.linalg.norm(ref)))
+    washed = glare & (chroma <= float(np.hypot(*ref)))
     off = ((off_line > step) & seen & ~washed).astype(np.uint8)
     off = cv2.morphologyEx(off, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     count, labels, stats, _ = cv2.connectedComponentsWithStats(off)
-    hue = np.degrees(np.arctan2(tint[..., 1], tint[..., 0]))
-    skin = (hue >= SKIN_HUE[0]) & (hue <= SKIN_HUE[1]) & (
-        np.linalg.norm(tint, axis=2) >= SKIN_CHROMA)
     regions = []
-    for k in range(1, count):
-        if stats[k, cv2.CC_STAT_AREA] < MIN_COVER_SHARE * off.size:
+    for k in np.flatnonzero(stats[:, cv2.CC_STAT_AREA] >= MIN_COVER_SHARE * off.size):
+        if k == 0:  # the table itself
             continue
         patch = labels == k
-        if skin[patch].mean() < SKIN_SHARE:
+        a, b = tint[patch, 0], tint[patch, 1]
+        hue = np.degrees(np.arctan2(b, a))
+        skin = (hue >= SKIN_HUE[0]) & (hue <= SKIN_HUE[1]) & (chroma[patch] >= SKIN_CHROMA)
+        if skin.mean() < SKIN_SHARE:
             continue
         points = cv2.findNonZero(patch.astype(np.uint8))
         hull = cv2.convexHull(points).reshape(-1, 2).astype(np.float32)
