@@ -92,6 +92,21 @@ the readers' common scale (``MIN_CONFIDENCE`` 0.5 falls here). On 340 located ca
 17 of 27 between 0.5 and 0.7."""
 
 
+CENTRE_SURE_AT = 0.8
+"""The element card model's probability for a card's centre element must reach this to
+be sure; it is put on the readers' common scale as the edge symbols' sureness is
+(``centre_certainty``: ``MIN_CONFIDENCE`` falls here). Of the located element cards on
+dev 60400-60459, 60600-60659, 61000-61059 (normal) and 61600-61659 (hard), 3382 read
+right, all from 0.84 on but one (0.74, hard); the 3 read wrong at 0.60 (60456: a fire
+stone washed out by glare, read magic, surely at 0.5), 0.46 and 0.76 (hard)."""
+
+
+def centre_certainty(probability: float) -> float:
+    """The element card model's ``probability`` for a card's centre element on the
+    readers' common scale (``CENTRE_SURE_AT`` falls at ``MIN_CONFIDENCE``)."""
+    return float(probability ** (np.log(MIN_CONFIDENCE) / np.log(CENTRE_SURE_AT)))
+
+
 EDGE_NUDGED_SURE = 0.7
 """A searched reading is kept only at this sureness: the best of several readings is
 surer than one reading by chance alone (nudges alone, on 590 located cards, seeds
