@@ -63,7 +63,7 @@ from companion.vision.reading import (
     read_quads,
     top_labels,
 )
-from companion.vision.rox_edges import element_cards_by_edges, read_rox_edges
+from companion.vision.rox_edges import centre_certainty, element_cards_by_edges, read_rox_edges
 from companion.vision.strays import without_scoring_strays, without_strays
 from companion.vision.tiles import (
     feet_on_ledges,
@@ -325,7 +325,7 @@ def classify(image: Image, detections: Detections, *, game: str,
         for i, (counts, certainty) in zip(
                 rox_rows, read_rox_edges(balanced, quads[rox_rows], models_dir), strict=True):
             edges[i] = counts
-            confidences[i] = min(float(confidences[i]), certainty)
+            confidences[i] = min(centre_certainty(float(confidences[i])), certainty)
         data["edge"] = tuple(edges)
     others = data.get("other_outlines") or ((),) * n  # the locator's other outlines
     sheet_rows = [i for i in range(n) if detections.kinds[i] == "qwixx_sheet"]

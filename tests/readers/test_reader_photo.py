@@ -135,3 +135,25 @@ def test_a_doubtful_nox_card_far_from_the_kitties_and_unlike_them_is_no_card(see
     players, caller = given_names(scene)
     reading = read_photo(scene.image, game="nox", players=players, caller=caller).reading
     assert compare(scene, reading).state, reading.state
+
+
+def test_a_rox_centre_read_barely_surer_than_its_alternative_is_unknown() -> None:
+    """Dev 60456 (normal): a fire card's stone washed out by glare reads magic at 0.60
+    (fire 0.39); the element card model reads right centres from about 0.84 on, so the
+    card is reported unknown, not read surely as magic."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+    from companion.vision.rox_edges import CENTRE_SURE_AT, centre_certainty
+
+    assert abs(centre_certainty(CENTRE_SURE_AT) - 0.5) < 1e-9
+    scene = render_scene("rox", seed=60456, difficulty="normal")
+    glared = next(p for p in scene.pieces if p.kind == "rox_card" and p.label == "fire"
+                  and 860 < np.mean(p.quad, axis=0)[0] < 990
+                  and 400 < np.mean(p.quad, axis=0)[1] < 540)
+    players, caller = given_names(scene)
+    photo = read_photo(scene.image, game="rox", players=players, caller=caller)
+    found = photo.pieces.detections
+    card = min(range(len(found)), key=lambda i: float(np.linalg.norm(
+        found.quads[i].mean(axis=0) - np.mean(glared.quad, axis=0))))
+    assert found.labels[card] == "fire" or any(
+        u["piece"] == card and u["what"] == "element card" for u in photo.reading.unknown)
