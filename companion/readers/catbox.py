@@ -257,6 +257,9 @@ def _cards(detections: Detections, board: int | None, result: ReadState
         result.roles[i] = {"role": "revealed card" if beside else "trick card",
                            "position": len(out) + 1}
         problem = unsure(detections, i, "card")
+        if detections.data.get("under_hand", (None,) * len(detections))[i]:
+            problem = {"piece": i, "what": "card",
+                       "why": "partly under a hand: its number cannot be told"}
         label = detections.labels[i]
         if problem is None and not (label is not None and label.isdigit()):
             problem = {"piece": i, "what": "card", "why": f"not a number: {label!r}"}

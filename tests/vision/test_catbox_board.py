@@ -374,3 +374,18 @@ def test_with_no_fit_the_outline_lying_best_on_the_cells_stands() -> None:
     the side lines' outline lies better on the cells and is kept instead."""
     scene = render_scene("catbox", seed=60411, difficulty="normal")
     assert _board_off_in_cells(scene) < 0.5
+
+
+def test_a_card_partly_under_a_hand_is_read_unknown() -> None:
+    """Dev 60475 normal: a hand over the trick's third card (a 3) leaves its corner
+    index half seen, and the card model reads it 2 at 0.93; its face shows the hand's
+    hue on far more of it than the photo's other cards (``HAND_OVER_CARD``): its
+    number is unknown rather than a wrong one. The cards beside it read as before."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    scene = render_scene("catbox", seed=60475, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
+    assert reading.extra["trick"] == [6, 3, None, 2]
+    assert any(u["what"] == "card" and "hand" in u["why"] for u in reading.unknown)
