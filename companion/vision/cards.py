@@ -322,14 +322,15 @@ def without_cards_on_nothing(read: Detections) -> Detections:
 HAND_OVER_CARD = 0.2
 HAND_CROP = (40, 60)
 """A Cat in the Box card whose face (rectified to HAND_CROP, white balanced) shows a
-hand's hue (Lab a* ``locate.SKIN_RED`` or more over neutral: the cards are printed
-black on white) on HAND_OVER_CARD more of it than the photo's cards at the median
+hand's hue (Lab a* ``locate.SKIN_RED`` or more over neutral: the cards are printed in
+black and white) on HAND_OVER_CARD more of it than the photo's cards at the median
 (two cards or more) lies partly under a hand: its number is unsure, however surely it
-is read. Dev 60000-60099 normal and 60100-60159 hard (580 cards): of the cards under no
+is read. Dev 60000-60099 normal and 60100-60159 hard (475 cards): of the cards under no
 hand at most 0.13 more (a reddish light tints them all alike), of those partly under a
 hand and read right at most 0.14; the three read wrong under a hand 0.28 (60052: a 2
 read 1 at 0.86), 0.38 (60152) and 0.47 (60140: a 7 read 4 at 0.91). Dev 60475 normal:
-a 3 read 2 at 0.93 under a hand, 0.38 (and the 2 beside it, read right, 0.33)."""
+a 3 read 2 at 0.93 under a hand, 0.38 (and the 2 beside it, read right, 0.33); dev
+60259 hard: a 4 half under a hand read right at 0.88, 0.46 (now unknown)."""
 
 
 def cards_under_a_hand(read: Detections, balanced: Image) -> Detections:
