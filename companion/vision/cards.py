@@ -355,6 +355,52 @@ def cards_under_a_hand(read: Detections, balanced: Image) -> Detections:
         i in covered for i in range(len(read)))})
 
 
+CARD_PART = 0.8
+CARD_JOINED = (0.8, 1.3)
+CARD_HALVES_SURE = 0.95
+"""Two Cat in the Box card outlines each covering under CARD_PART of a card on the
+table (the board's plane), whose rectangle round both covers CARD_JOINED of a card and
+reads CARD_HALVES_SURE or surer, are the halves of one card: the locator cut it in two
+(its dark face's print taken for a gap), and each half read as a card of its own, often
+surely (dev 60459 normal: a 2 cut into halves of 0.40 and 0.75 of a card, read 7 at
+0.88 and 2 at 0.81: a card too many in the trick). They become that one card. Located
+cards of dev 60000-60099 normal and 60100-60159 hard: the halves of a card covered
+0.38-0.75 of one; whole cards 0.45 or more (a board seen steeply measures them small),
+side by side two of them cover more than CARD_JOINED. Dev exact +1 on normal 60400,
+hard 60200, 60500 and 60100 (60459, 60208, 60543, 60102), no range lower."""
+
+
+def joined_card_halves(balanced: Image, read: Detections, models_dir: Path) -> Detections:
+    """``read`` with each pair of Cat in the Box card halves (``CARD_PART``) made the one
+    card they are, read through the rectangle round both."""
+    to_image = _board_plane(read)
+    if to_image is None or not available_model("catbox_card", models_dir):
+        return read
+    cards = [i for i in read if read.kinds[i] == "catbox_card"]
+    parts = [i for i in cards
+             if _card_sized_corners(read.quads[i], to_image, "catbox_card")[0] < CARD_PART]
+    least, most = CARD_JOINED
+    pairs: dict[int, tuple[int, npt.NDArray[np.float32]]] = {}
+    for k, i in enumerate(parts):
+        for j in parts[k + 1:]:
+            both = np.asarray(cv2.boxPoints(cv2.minAreaRect(np.concatenate(
+                [read.quads[i], read.quads[j]]))), np.float32)
+            if least <= _card_sized_corners(both, to_image, "catbox_card")[0] <= most:
+                pairs.setdefault(i, (j, both))
+    if not pairs:
+        return read
+    model = load_model("catbox_card", models_dir)
+    changes = {i: change for i, change in surer_readings(
+        read, balanced, model,
+        [(i, portrait_first(both, model.size)) for i, (_, both) in pairs.items()]).items()
+        if float(change[1].max()) >= CARD_HALVES_SURE}
+    if not changes:
+        return read
+    joined = with_readings(read, model, changes)
+    other_halves = {pairs[i][0] for i in changes}
+    return joined.select([i for i in joined if i not in other_halves])
+
+
 def trimmed_to_card_size(balanced: Image, detections: Detections, models_dir: Path
                           ) -> Detections:
     """Cat in the Box card outlines larger than a card (``TRIM_AREA``) replaced by the

@@ -389,3 +389,18 @@ def test_a_card_partly_under_a_hand_is_read_unknown() -> None:
     reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
     assert reading.extra["trick"] == [6, 3, None, 2]
     assert any(u["what"] == "card" and "hand" in u["why"] for u in reading.unknown)
+
+
+def test_a_card_cut_in_two_by_the_locator_is_one_card() -> None:
+    """Dev 60459 normal: the locator cuts the trick's first card (a 2) into two outlines
+    of 0.40 and 0.75 of a card, read 7 at 0.88 and 2 at 0.81: a card too many. The
+    rectangle round both is a card's size and reads surely (``CARD_HALVES_SURE``): one
+    card, and the trick reads exactly."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    scene = render_scene("catbox", seed=60459, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
+    assert reading.extra["trick"] == [2, 6, 7, 4]
+    assert compare(scene, reading).state
