@@ -59,7 +59,7 @@ def read(detections: Detections, *, players: Sequence[str] | None = None,
     names = list(colour_of.values())
     if board is not None and (players or isinstance(extra.get("tokens"), Mapping)):
         _blocked_by_set_up(cells, len(names), result)
-    if board is not None:
+    if board is not None and not _grid_off(detections, board):
         _covered_cells(detections, board, cells, result)
     blocked_cols = {n for (_, n), c in cells.items() if c == BLOCKED}
     board_out = {row: ["." for _ in range(COLUMNS)] for row in ROWS}
@@ -94,6 +94,16 @@ def _tokens(detections: Detections, board: int, result: ReadState
     unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
     to_board = cv2.getPerspectiveTransform(detections.quads[board].astype(np.float32), unit)
     tokens = indices(detections, ("token",))
+    if _grid_off(detections, board):
+        for i in tokens:  # a grid columns off the board's cells: a token's cell is unsure
+            result.roles[i] = {"role": "token, its cell unknown"}
+            result.unknown.append({"piece": i, "what": "token", "why": (
+                "the board's grid could not be fitted to its cells (its print runs past "
+                "the grid's end): the token's cell cannot be told")})
+        result.unknown.append({"piece": board, "what": "board cells", "why": (
+            "the board's grid could not be fitted to its cells: which cells are empty "
+            "cannot be told")})
+        return {}
     places = []  # (column, row) in cells from the grid's top-left, fractional
     for i in tokens:
         centre = frame(detections.quads[i]).centre
@@ -127,6 +137,12 @@ def _tokens(detections: Detections, board: int, result: ReadState
                 continue  # a token lies in its cell's middle: the other is a stray circle
         cells[key], off_middle[key] = label, off
     return cells
+
+
+def _grid_off(detections: Detections, board: int) -> bool:
+    """Whether the vision could fit no grid onto the ``board``'s cells
+    (``data["grid_off"]``, ``companion.vision.board.boards_upright``)."""
+    return bool(detections.data.get("grid_off", (None,) * len(detections))[board])
 
 
 def _fit_to_cells(xs: Sequence[float], count: int) -> list[float]:
@@ -241,6 +257,9 @@ def _cards(detections: Detections, board: int | None, result: ReadState
         result.roles[i] = {"role": "revealed card" if beside else "trick card",
                            "position": len(out) + 1}
         problem = unsure(detections, i, "card")
+        if detections.data.get("under_hand", (None,) * len(detections))[i]:
+            problem = {"piece": i, "what": "card",
+                       "why": "partly under a hand: its number cannot be told"}
         label = detections.labels[i]
         if problem is None and not (label is not None and label.isdigit()):
             problem = {"piece": i, "what": "card", "why": f"not a number: {label!r}"}

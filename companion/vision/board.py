@@ -37,11 +37,18 @@ def boards_upright(balanced: Image, detections: Detections) -> Detections:
     the locator's other outlines too), the tokens on it outlined at a token's size on
     the fitted board (the circle search's radius can be a cell's rounded outline's: dev
     61700, an outline 1.6 times the token's), and the tokens the circle search missed
-    found in its cells' middles (``locate.tokens_in_cells``), added unread."""
+    found in its cells' middles (``locate.tokens_in_cells``), added unread. A board whose
+    print runs past an end of its fitted grid (``locate.PRINT_PAST_END``: no fit reached
+    its cells) is marked ``data["grid_off"]``: its tokens' cells cannot be told."""
     boards = [i for i in detections if detections.kinds[i] == "catbox_board"]
     if not boards:
         return detections
-    from companion.vision.locate import token_squares, tokens_in_cells
+    from companion.vision.locate import (
+        PRINT_PAST_END,
+        print_past_ends,
+        token_squares,
+        tokens_in_cells,
+    )
 
     quads = detections.quads.copy()
     oriented = list(detections.oriented)
@@ -49,8 +56,10 @@ def boards_upright(balanced: Image, detections: Detections) -> Detections:
     others = detections.data.get("other_outlines") or ((),) * len(detections)
     tokens = [i for i in detections if detections.kinds[i] == "token"]
     more: list[npt.NDArray[np.float32]] = []
+    grid_off: list[bool | None] = [None] * len(detections)
     for i in boards:
         quads[i], sure = orient_board(balanced, quads[i], starts=others[i])
+        grid_off[i] = max(print_past_ends(balanced, quads[i])) >= PRINT_PAST_END
         oriented[i] = True
         confidences[i] = max(float(confidences[i]), sure)
         on_board = [j for j in tokens if cv2.pointPolygonTest(
@@ -59,7 +68,8 @@ def boards_upright(balanced: Image, detections: Detections) -> Detections:
             quads[on_board] = token_squares(quads[i], quads[on_board].mean(axis=1))
         more += tokens_in_cells(balanced, quads[i], [quads[j] for j in tokens] + more)
     upright = detections.with_fields(quads=quads, oriented=tuple(oriented),
-                                     confidences=confidences)
+                                     confidences=confidences,
+                                     data={**detections.data, "grid_off": tuple(grid_off)})
     if not more:
         return upright
     return Detections.concat([upright, Detections(

@@ -24,6 +24,7 @@ from companion.vision.detections import (
     MIN_CONFIDENCE,
     Detections,
     cut_across,
+    rectify,
     side_lengths,
 )
 from companion.vision.reading import (
@@ -316,6 +317,88 @@ def without_cards_on_nothing(read: Detections) -> Detections:
                 sure < FAR_CARD_DOUBTFUL and out >= FAR_CARD * math.sqrt(card)):
             dropped.add(i)
     return read.select([i for i in read if i not in dropped]) if dropped else read
+
+
+HAND_OVER_CARD = 0.2
+HAND_CROP = (40, 60)
+"""A Cat in the Box card whose face (rectified to HAND_CROP, white balanced) shows a
+hand's hue (Lab a* ``locate.SKIN_RED`` or more over neutral: the cards are printed in
+black and white) on HAND_OVER_CARD more of it than the photo's cards at the median
+(two cards or more) lies partly under a hand: its number is unsure, however surely it
+is read. Dev 60000-60099 normal and 60100-60159 hard (475 cards): of the cards under no
+hand at most 0.13 more (a reddish light tints them all alike), of those partly under a
+hand and read right at most 0.14; the three read wrong under a hand 0.28 (60052: a 2
+read 1 at 0.86), 0.38 (60152) and 0.47 (60140: a 7 read 4 at 0.91). Dev 60475 normal:
+a 3 read 2 at 0.93 under a hand, 0.38 (and the 2 beside it, read right, 0.33); dev
+60259 hard: a 4 half under a hand read right at 0.88, 0.46 (now unknown)."""
+
+
+def cards_under_a_hand(read: Detections, balanced: Image) -> Detections:
+    """The Cat in the Box cards partly under a hand (``HAND_OVER_CARD``) marked in
+    ``data["under_hand"]``, for the reader to report their numbers unknown: the card
+    model reads a number from the part it sees, often surely and wrong."""
+    from companion.vision.locate import SKIN_RED
+
+    cards = [i for i in read if read.kinds[i] == "catbox_card"]
+    if len(cards) < 2:
+        return read
+    shares = []
+    for i in cards:
+        lab = cv2.cvtColor(rectify(balanced, read.quads[i], size=HAND_CROP), cv2.COLOR_BGR2LAB)
+        shares.append(float((lab[..., 1].astype(np.int16) - 128 >= SKIN_RED).mean()))
+    usual = float(np.median(shares))
+    covered = {i for i, share in zip(cards, shares, strict=True)
+               if share - usual >= HAND_OVER_CARD}
+    if not covered:
+        return read
+    return read.with_fields(data={**read.data, "under_hand": tuple(
+        i in covered for i in range(len(read)))})
+
+
+CARD_PART = 0.8
+CARD_JOINED = (0.8, 1.3)
+CARD_HALVES_SURE = 0.95
+"""Two Cat in the Box card outlines each covering under CARD_PART of a card on the
+table (the board's plane), whose rectangle round both covers CARD_JOINED of a card and
+reads CARD_HALVES_SURE or surer, are the halves of one card: the locator cut it in two
+(its dark face's print taken for a gap), and each half read as a card of its own, often
+surely (dev 60459 normal: a 2 cut into halves of 0.40 and 0.75 of a card, read 7 at
+0.88 and 2 at 0.81: a card too many in the trick). They become that one card. Located
+cards of dev 60000-60099 normal and 60100-60159 hard: the halves of a card covered
+0.38-0.75 of one; whole cards 0.45 or more (a board seen steeply measures them small),
+side by side two of them cover more than CARD_JOINED. Dev exact +1 on normal 60400,
+hard 60200, 60500 and 60100 (60459, 60208, 60543, 60102), no range lower."""
+
+
+def joined_card_halves(balanced: Image, read: Detections, models_dir: Path) -> Detections:
+    """``read`` with each pair of Cat in the Box card halves (``CARD_PART``) made the one
+    card they are, read through the rectangle round both."""
+    to_image = _board_plane(read)
+    if to_image is None or not available_model("catbox_card", models_dir):
+        return read
+    cards = [i for i in read if read.kinds[i] == "catbox_card"]
+    parts = [i for i in cards
+             if _card_sized_corners(read.quads[i], to_image, "catbox_card")[0] < CARD_PART]
+    least, most = CARD_JOINED
+    pairs: dict[int, tuple[int, npt.NDArray[np.float32]]] = {}
+    for k, i in enumerate(parts):
+        for j in parts[k + 1:]:
+            both = np.asarray(cv2.boxPoints(cv2.minAreaRect(np.concatenate(
+                [read.quads[i], read.quads[j]]))), np.float32)
+            if least <= _card_sized_corners(both, to_image, "catbox_card")[0] <= most:
+                pairs.setdefault(i, (j, both))
+    if not pairs:
+        return read
+    model = load_model("catbox_card", models_dir)
+    changes = {i: change for i, change in surer_readings(
+        read, balanced, model,
+        [(i, portrait_first(both, model.size)) for i, (_, both) in pairs.items()]).items()
+        if float(change[1].max()) >= CARD_HALVES_SURE}
+    if not changes:
+        return read
+    joined = with_readings(read, model, changes)
+    other_halves = {pairs[i][0] for i in changes}
+    return joined.select([i for i in joined if i not in other_halves])
 
 
 def trimmed_to_card_size(balanced: Image, detections: Detections, models_dir: Path

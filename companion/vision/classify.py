@@ -35,6 +35,8 @@ from companion.vision.cards import (
     PAIR_KINDS,
     across_neighbour,
     cards_checked_on_sheets,
+    cards_under_a_hand,
+    joined_card_halves,
     scoring_cards_by_number,
     split_card_pairs,
     trimmed_to_card_size,
@@ -349,8 +351,10 @@ def classify(image: Image, detections: Detections, *, game: str,
         read = without_doubtful_tokens(read, board)
         read = observed_by_colour(read, board)
         read = with_covered_cells(read, board)
+        if use_classifier:
+            read = joined_card_halves(balanced, read, models_dir)
         read = without_strays(read, balanced, "catbox_card")
-        read = without_cards_on_nothing(read)
+        read = cards_under_a_hand(without_cards_on_nothing(read), balanced)
     if game == "nox":
         read = without_strays(read, balanced, "nox_card")
     if game == "rox":

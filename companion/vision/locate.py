@@ -523,8 +523,11 @@ def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
     """The upright board ``quad`` fitted to its printed cells (``_fit_to_cells``), from
     it and, while the fit is weak (BOARD_FIT_GOOD), from each other start (the same
     corners' order), then from the best a column longer or shorter (COLUMN_STEPS), and
-    if none converges from two columns (COLUMN_LEAPS): the fit that correlates best;
-    ``quad`` itself when none converges above BOARD_FIT_CC. A trapezoid's minimum-area
+    if none converges from two columns (COLUMN_LEAPS): the fit that correlates best.
+    When none converges above BOARD_FIT_CC, the outline (``quad`` or a start) that
+    correlates best with the cells as it stands (``_start_correlation``): a corner of the
+    located outline can run on along a faint edge (dev 60411 normal, a white board on a
+    pale table: 0.22 as located, 0.35 along the side lines). A trapezoid's minimum-area
     rectangle puts a corner one to two cells out, beyond the fit's reach, where lines
     along the outline's sides do not (segment._corners_of_side_lines)."""
     first = _fit_to_cells(image, quad)
@@ -541,7 +544,7 @@ def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
         base = best
         for before, after in COLUMN_STEPS:
             tried = _fit_to_cells(image, _lengthened(base[1], before, after),
-                                  iterations=SCREEN_ITERATIONS)
+                                  iterations=SCREEN_ITERATIONS, mend=False)
             if tried[0] > best[0]:
                 best = tried
         if best is base:
@@ -552,6 +555,8 @@ def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
                                   iterations=SCREEN_ITERATIONS)
             if tried[0] > best[0]:
                 best = tried
+    if best[0] < 0:  # no fit: the outline that lies best on the cells as it stands
+        return max((quad, *starts), key=lambda start: _start_correlation(image, start))
     if best is first:
         return first[1]
     full = _fit_to_cells(image, best[1])
@@ -572,59 +577,102 @@ def _lengthened(quad: npt.NDArray[np.float32], before: int, after: int
     return out
 
 
-def _fit_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
-                  iterations: int = FIT_ITERATIONS) -> tuple[float, npt.NDArray[np.float32]]:
-    """The upright board ``quad`` (top-left first, the number row along its first edge)
-    moved onto the board's printed cells in the BGR ``image``: the homography that best
-    correlates (OpenCV's ECC) how unlike the board's paper each pixel is with the
-    board's layout (``_board_layout``), started from ``quad``. The outline the locator
-    gives can be off by a cell where a card or a hand touches the board or its edge is
-    faint; the cells, all over the board, are not. The paper's colour is the median of
-    the number row's band. Returns the correlation and the fitted quad; -1 and
-    ``quad`` when the fit does not converge or correlates less than BOARD_FIT_CC."""
+@dataclass(frozen=True)
+class _FitInputs:
+    """What the fit of a board to its cells works on: the board's surroundings in the
+    photo (cropped, shrunk by ``scale`` from ``origin``), how unlike the board's paper
+    each of its pixels is, the homography from the layout's view to it, and the face's
+    corners in that view."""
+
+    crop: Image
+    unlike: npt.NDArray[np.float32]
+    to_image: npt.NDArray[np.float64]
+    face: npt.NDArray[np.float32]
+    scale: float
+    origin: npt.NDArray[np.float32]
+
+
+def _fit_inputs(image: Image, quad: npt.NDArray[np.float32]) -> _FitInputs:
+    """The ``_FitInputs`` of the upright board ``quad`` in the BGR ``image``: only the
+    board and the table around it, shrunk so the board spans at most BOARD_FIT_DETAIL
+    times the layout's width (ECC takes the gradients of the whole image it is given);
+    the paper's colour is the median of the number row's band."""
     width, height, margin = BOARD_FIT_VIEW
-    layout = _board_layout()
+    layout_h, layout_w = height + 2 * margin, width + 2 * margin
     face = np.float32([[margin, margin], [margin + width, margin],
                        [margin + width, margin + height], [margin, margin + height]])
     to_image = cv2.getPerspectiveTransform(face, np.asarray(quad, np.float32).reshape(4, 2))
     # only the board and the table around it: the view's outline, grown by half
-    seen = cv2.perspectiveTransform(np.float32([[[0, 0], [layout.shape[1], 0],
-                                                 [layout.shape[1], layout.shape[0]],
-                                                 [0, layout.shape[0]]]]), to_image)[0]
+    seen = cv2.perspectiveTransform(np.float32([[[0, 0], [layout_w, 0],
+                                                 [layout_w, layout_h],
+                                                 [0, layout_h]]]), to_image)[0]
     grow = 0.5 * (seen.max(axis=0) - seen.min(axis=0))
     x0, y0 = np.maximum(np.floor(seen.min(axis=0) - grow), 0).astype(int)
     x1, y1 = np.ceil(seen.max(axis=0) + grow).astype(int)
-    # shrunk so the board spans at most BOARD_FIT_DETAIL times the layout's width: ECC
-    # takes the gradients of the whole image it is given, not only of the board's cells
     corners = np.asarray(quad, np.float32).reshape(4, 2)
     across = float(max(np.linalg.norm(corners[1] - corners[0]),
                        np.linalg.norm(corners[2] - corners[3])))
     scale = min(1.0, BOARD_FIT_DETAIL * width / max(across, 1.0))
-    image = image[y0:y1, x0:x1]
+    crop = image[y0:y1, x0:x1]
     if scale < 1.0:
-        image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        crop = cv2.resize(crop, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
     shift = np.array([[scale, 0, -x0 * scale], [0, scale, -y0 * scale], [0, 0, 1]],
                      np.float64)
     to_image = (shift @ to_image).astype(np.float64)
-    lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB).astype(np.float32)
-    view = cv2.warpPerspective(lab, to_image, layout.shape[::-1],
+    lab = cv2.cvtColor(crop, cv2.COLOR_BGR2LAB).astype(np.float32)
+    view = cv2.warpPerspective(lab, to_image, (layout_w, layout_h),
                                flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
     band = view[margin + int(0.04 * height):margin + int(0.14 * height),
                 margin + int(0.05 * width):margin + int(0.95 * width)].reshape(-1, 3)
     diff = lab - np.median(band, axis=0)
     unlike = np.sqrt(0.5 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
+    return _FitInputs(crop, unlike.astype(np.float32), to_image, face, scale,
+                      np.float32([x0, y0]))
+
+
+def _start_correlation(image: Image, quad: npt.NDArray[np.float32]) -> float:
+    """How well the upright board ``quad``, as it stands, lies on the board's printed
+    cells: the correlation ``_fit_to_cells`` starts from (ECC's, unfitted)."""
+    inputs = _fit_inputs(image, quad)
+    layout = _board_layout()
+    view = cv2.warpPerspective(inputs.unlike, inputs.to_image, layout.shape[::-1],
+                               flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
+    return float(cv2.computeECC(layout, view))
+
+
+def _fit_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
+                  iterations: int = FIT_ITERATIONS, mend: bool = True
+                  ) -> tuple[float, npt.NDArray[np.float32]]:
+    """The upright board ``quad`` (top-left first, the number row along its first edge)
+    moved onto the board's printed cells in the BGR ``image``: the homography that best
+    correlates (OpenCV's ECC) how unlike the board's paper each pixel is with the
+    board's layout (``_board_layout``), started from ``quad``. The outline the locator
+    gives can be off by a cell where a card or a hand touches the board or its edge is
+    faint; the cells, all over the board, are not. Returns the correlation and the
+    fitted quad; -1 and ``quad`` when the fit does not converge, correlates less than
+    BOARD_FIT_CC, or leaves the board's print running past an end of its grid
+    (``PRINT_PAST_END``: a hand over the far columns lets a grid a few columns short
+    correlate best) and, with ``mend``, fitted again from a column longer at that end,
+    still does (dev 60641 normal: the side lines' fit, a column short, 0.78 mended)."""
+    inputs = _fit_inputs(image, quad)
     try:
         cc, fitted = cv2.findTransformECC(
-            layout, unlike, to_image.astype(np.float32), cv2.MOTION_HOMOGRAPHY,
+            _board_layout(), inputs.unlike, inputs.to_image.astype(np.float32),
+            cv2.MOTION_HOMOGRAPHY,
             (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, iterations, 1e-4), None, 5)
     except cv2.error:
         return -1.0, np.asarray(quad, np.float32)
     if not cc >= BOARD_FIT_CC:
         return -1.0, np.asarray(quad, np.float32)
-    out: npt.NDArray[np.float32] = (cv2.perspectiveTransform(
-        face.reshape(1, 4, 2), fitted).reshape(4, 2) / scale + np.float32([x0, y0])
-                                    ).astype(np.float32)
-    return float(cc), out
+    seen = cv2.perspectiveTransform(inputs.face.reshape(1, 4, 2), fitted).reshape(4, 2)
+    out: npt.NDArray[np.float32] = (seen / inputs.scale + inputs.origin).astype(np.float32)
+    before, after = (count >= PRINT_PAST_END for count in print_past_ends(inputs.crop, seen))
+    if not (before or after):
+        return float(cc), out
+    if not mend:  # the board runs on past the grid: a column or more off
+        return -1.0, np.asarray(quad, np.float32)
+    return _fit_to_cells(image, _lengthened(out, int(before), int(after)),
+                         iterations=iterations, mend=False)
 
 
 def tokens_in_cells(image: Image, board: npt.NDArray[np.float32],
@@ -794,6 +842,57 @@ def covered_cells(view: BoardView) -> list[tuple[int, int]]:
         seen = ((in_hue & kept) | washed).mean(axis=1)
         covered += [(row, int(column)) for column in np.flatnonzero(seen < COVERED_SHARE)]
     return covered
+
+
+PRINT_PAST_END = 3
+"""A board's grid is short at an end (the fit, or the outline, lies a column or more
+off) when the column of cells just past that end shows its rows' print
+(``print_past_ends``) on this many of the four rows: a table or a hand has one hue,
+not the four rows' in their order. Dev 60400-60459 normal and 60200-60259 hard: of 115
+boards fitted to within 0.8 columns, none showed it on more than 2 past an end (a
+table of the green row's hue, a pale board's margin); the two fitted 2.5 and 4.8
+columns short (dev 60223 hard, 60429 normal: a hand over the far end, where the
+shorter fits correlated better) on 3 and 4. A hand over the column past the end hides
+it (dev 60230 hard: four columns short, 2)."""
+PRINT_WINDOW = 0.35
+"""A cell's print is looked at within this share of the cell's width and height of its
+middle (a token over the middle leaves most of it)."""
+PAST_END_VIEW = 300
+"""The width (pixels) of the board's grid in the view where the print past its ends is
+looked at: cells some 30 pixels wide, enough for their hue."""
+
+
+def print_past_ends(image: Image, quad: npt.NDArray[np.float32]) -> tuple[int, int]:
+    """How many of the four rows show their print in the column of cells just before
+    the upright board ``quad``'s first column and just after its last, in its own
+    perspective: a cell shows it when on COVERED_SHARE of its middle (``PRINT_WINDOW``)
+    the hue lies within PRINT_HUE of its row's (the median of the grid's own cells) at
+    GREY_CHROMA or more. The board's print does not run past its grid: where it does,
+    the grid lies short of the board, its columns shifted (``PRINT_PAST_END``)."""
+    column = BOARD_GRID[2] / BOARD_COLUMNS
+    width, height = PAST_END_VIEW, PAST_END_VIEW // 2
+    total = round(width * (1 + 2 * column))
+    target = np.float32([[0, 0], [total, 0], [total, height], [0, height]])
+    to_view = cv2.getPerspectiveTransform(_lengthened(quad, 1, 1), target)
+    lab = cv2.cvtColor(cv2.warpPerspective(image, to_view, (total, height)),
+                       cv2.COLOR_BGR2LAB).astype(np.float32)
+    half_w = int(width * column * PRINT_WINDOW)
+    half_h = int(height * BOARD_GRID[3] / BOARD_ROWS * PRINT_WINDOW)
+    windows = []
+    for row in range(BOARD_ROWS):
+        for col in range(-1, BOARD_COLUMNS + 1):
+            u, v = cell_middle(row, col)
+            x, y = round((u + column) * width), round(v * height)
+            windows.append(lab[y - half_h:y + half_h + 1, x - half_w:x + half_w + 1])
+    cells = np.stack(windows).reshape(BOARD_ROWS, BOARD_COLUMNS + 2, -1, 3)
+    a, b = cells[..., 1] - 128.0, cells[..., 2] - 128.0
+    means = a.mean(axis=2) + 1j * b.mean(axis=2)  # each cell's hue
+    own = means[:, 1:-1]
+    row_hues = np.angle(np.median(own.real, axis=1) + 1j * np.median(own.imag, axis=1))
+    off_hue = np.abs(np.angle(np.exp(1j * (np.arctan2(b, a) - row_hues[:, None, None]))))
+    shows = ((np.hypot(a, b) >= GREY_CHROMA) & (off_hue < np.radians(PRINT_HUE))).mean(
+        axis=2) >= COVERED_SHARE
+    return int(shows[:, 0].sum()), int(shows[:, -1].sum())
 
 
 @dataclass(frozen=True)

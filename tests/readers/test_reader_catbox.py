@@ -118,3 +118,21 @@ def test_columns_not_in_play_are_blocked_though_their_tokens_are_hidden() -> Non
     assert any("not in play" in note for note in read.notes)
     unnamed = read_state("catbox", without, image_shape=scene.image.shape)
     assert any(cells[8] == "." for cells in unnamed.state["board"].values())
+
+
+def test_a_board_whose_grid_is_off_its_cells_reads_no_token() -> None:
+    """A board the vision could fit no grid to (``data["grid_off"]``: its print runs past
+    the grid's end) places no token in a cell: each is unknown, and so are the cells,
+    rather than read a column or more off."""
+    scene = next(s for s in scenes("easy") if s.state.get("plays"))
+    found = detections_from_scene(scene)
+    board = found.kinds.index("catbox_board")
+    off = found.with_fields(data={**found.data, "grid_off": tuple(
+        i == board for i in range(len(found)))})
+    read = read_scene(scene, off)
+    tokens = [i for i in found if found.kinds[i] == "token"]
+    unknown = {u["piece"] for u in read.unknown}
+    assert set(tokens) | {board} <= unknown
+    players = set(read.state["players"])
+    assert not any(cell in players for cells in read.state["board"].values() for cell in cells)
+    assert read_scene(scene).state["board"] == catbox_truth_board(scene)

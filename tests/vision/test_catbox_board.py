@@ -339,3 +339,68 @@ def test_cells_washed_by_glare_are_not_covered() -> None:
     unknown, scene = _cells_read_unknown(60010)
     assert not scene.camera["hand"]
     assert unknown == set()
+
+
+def test_print_past_the_grids_end_tells_a_short_grid() -> None:
+    """Dev 60429 normal: on the true outline no column past the grid's ends shows the
+    rows' print on PRINT_PAST_END rows; on the outline two columns short at its far end
+    the board's last two columns lie past it, and show it."""
+    from companion.vision.locate import PRINT_PAST_END, _lengthened, print_past_ends
+
+    scene = render_scene("catbox", seed=60429, difficulty="normal")
+    truth = _true_board(scene)  # the truth's corners start at column 1's top (upright)
+    assert max(print_past_ends(scene.image, truth)) < PRINT_PAST_END
+    before, after = print_past_ends(scene.image, _lengthened(truth, 0, -2))
+    assert before < PRINT_PAST_END <= after
+
+
+def test_a_hand_over_the_far_end_does_not_pull_the_grid_short() -> None:
+    """Dev 60429 normal: a hand over columns 7-9 makes each fit a column shorter correlate
+    better (0.638 on the cells, 0.687 three columns short); the shorter fits leave the
+    board's print running past their end and are not kept: the board reads exactly."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    scene = render_scene("catbox", seed=60429, difficulty="normal")
+    assert _board_off_in_cells(scene) < 0.2
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
+    assert compare(scene, reading).state
+
+
+def test_with_no_fit_the_outline_lying_best_on_the_cells_stands() -> None:
+    """Dev 60411 normal: a white board on a pale table; no fit reaches BOARD_FIT_CC, and
+    the located outline's corner runs on along a faint edge, a cell and a half off;
+    the side lines' outline lies better on the cells and is kept instead."""
+    scene = render_scene("catbox", seed=60411, difficulty="normal")
+    assert _board_off_in_cells(scene) < 0.5
+
+
+def test_a_card_partly_under_a_hand_is_read_unknown() -> None:
+    """Dev 60475 normal: a hand over the trick's third card (a 3) leaves its corner
+    index half seen, and the card model reads it 2 at 0.93; its face shows the hand's
+    hue on far more of it than the photo's other cards (``HAND_OVER_CARD``): its
+    number is unknown rather than a wrong one. The cards beside it read as before."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    scene = render_scene("catbox", seed=60475, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
+    assert reading.extra["trick"] == [6, 3, None, 2]
+    assert any(u["what"] == "card" and "hand" in u["why"] for u in reading.unknown)
+
+
+def test_a_card_cut_in_two_by_the_locator_is_one_card() -> None:
+    """Dev 60459 normal: the locator cuts the trick's first card (a 2) into two outlines
+    of 0.40 and 0.75 of a card, read 7 at 0.88 and 2 at 0.81: a card too many. The
+    rectangle round both is a card's size and reads surely (``CARD_HALVES_SURE``): one
+    card, and the trick reads exactly."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    scene = render_scene("catbox", seed=60459, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
+    assert reading.extra["trick"] == [2, 6, 7, 4]
+    assert compare(scene, reading).state
