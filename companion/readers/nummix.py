@@ -403,11 +403,19 @@ def _snap_image(quads: npt.NDArray[np.float64], group: list[int],
 
 
 def _grids(quads: npt.NDArray[np.float64], groups: list[list[int]]) -> list[Cells]:
-    """Groups snapped to cells; groups on one lattice near each other share a grid."""
+    """Groups snapped to cells; groups on one lattice near each other share a grid. The
+    tiles of a group that no walk from its first tile reaches (they touch it, but off
+    its lattice: dev 60601 normal, an o1 half a tile down from the o2 it touches) are
+    snapped as a group of their own, never left out."""
     frames = {i: f for g in groups for i, f in _group_frames(quads, g).items()}
     grids: list[Cells] = []
-    for g in sorted(groups, key=len, reverse=True):
+    todo = sorted(groups, key=len, reverse=True)
+    while todo:
+        g = todo.pop(0)
         cells = _snap_image(quads, g, frames)
+        rest = [i for i in g if i not in cells]
+        if rest:  # touching, but no step from its neighbours lands on a cell: its own
+            todo.append(rest)
         for k, grid in enumerate(grids):
             joined = _join(frames, grid, cells)
             if joined is not None:

@@ -152,3 +152,21 @@ def test_a_tile_set_off_a_little_stays_in_its_construct() -> None:
 
     assert shifted(0.25) == truth
     assert shifted(0.5) != truth
+
+
+def test_tiles_touching_a_group_off_its_lattice_are_not_left_out() -> None:
+    """Dev scene 60601 (normal): an o2 touches the o1 of a run, but a quarter tile
+    too far along it to be its side neighbour; the walk from the o2 reached none of the
+    run's tiles, and the run (o14-o1, with r15 and k15 under the o15) was left out of the
+    grid. Every located tile now has its place (or is unknown)."""
+    from companion.readers.photo import read_photo
+    from companion.synth import render_scene
+
+    scene = render_scene("nummix", seed=60601, difficulty="normal")
+    photo = read_photo(scene.image, game="nummix")
+    found = photo.pieces.detections
+    unknown = {u["piece"] for u in photo.reading.unknown}
+    placed = [i for i in found if found.kinds[i] == "nummix_tile"
+              and (photo.reading.roles[i] or i in unknown)]
+    assert len(placed) == sum(1 for i in found if found.kinds[i] == "nummix_tile")
+    assert "o14 o15 o16 o17 o1" in " ".join(photo.reading.state["grid"])
