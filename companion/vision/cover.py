@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.vision.detections import Detections
+from companion.vision.reading import nudged
 
 COVER_VIEW_WIDTH = 320
 """The photo is judged at this width: a hand is large, and the colour of a patch is
@@ -71,9 +72,7 @@ def covered_regions(image: npt.NDArray[np.uint8], detections: Detections, *,
     table = np.ones(small.shape[:2], np.uint8)
     outlines = [*detections.quads, *(np.asarray(m.corners) for m in markers)]
     for quad in outlines:
-        q = np.asarray(quad, np.float32).reshape(-1, 2)
-        centre = q.mean(axis=0)
-        grown = (q - centre) * PIECE_MARGIN + centre
+        grown = nudged(np.asarray(quad, np.float32), PIECE_MARGIN, 0.0, 0.0)
         cv2.fillPoly(table, [np.round(grown * scale).astype(np.int32)], 0)
     seen = table.astype(bool)
     coloured = seen & ~glare
