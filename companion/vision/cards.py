@@ -61,6 +61,15 @@ apart from larger, nearer cards measured 1.35 (dev 60029: a 14 and a 12 read as 
 at 0.84); the halves' reading (``PAIR_SURE``) still decides."""
 
 
+PAIR_TWICE_AREA = 1.7
+"""An outline this many times its neighbours' area is two cards when even one of its
+halves reads sure (``PAIR_SURE``), whatever its shape: of two cards of a Qwixx play side
+by side, one turned a little, the straight cut leaves the turned one's half unsure (dev
+60027: a y7 and a y8 read as one y12 at 0.88; halves y7 at 1.00 and y6 at 0.46). The
+unsure half is read again through outlines fitted to the photo, or reported unsure,
+like any card."""
+
+
 PAIR_NEIGHBOURS = 4
 SQUARE_LOOK = 1.35
 """A card whose outline is less than this many times as long as wide (a camera's
@@ -180,7 +189,8 @@ def _joined_count(sides: npt.NDArray[np.float64], area_ratio: float, aspect: flo
     """How many cards of ``aspect`` an outline of ``sides`` (two lengths) and
     ``area_ratio`` times its neighbours' area seems to hold side by side: 1 below
     ``PAIR_AREA``; 2 if squarer than a card; 3 if its area holds three (at least 2.5)
-    and its thirds, cut across its long side, look more like a card than it does."""
+    and its thirds, cut across its long side, look more like a card than it does; else
+    2 if it holds two (``PAIR_TWICE_AREA``)."""
     if area_ratio < PAIR_AREA:
         return 1
     long, short = float(sides.max()), max(float(sides.min()), 1e-6)
@@ -190,7 +200,7 @@ def _joined_count(sides: npt.NDArray[np.float64], area_ratio: float, aspect: flo
     third_misfit = abs(max(third, short) / max(min(third, short), 1e-6) - aspect)
     if area_ratio >= 2.5 and third_misfit < long / short - aspect:
         return 3
-    return 1
+    return 2 if area_ratio >= PAIR_TWICE_AREA else 1
 
 
 def split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
@@ -215,14 +225,16 @@ def split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
             usual = float(np.median(areas[np.argsort(others)[:PAIR_NEIGHBOURS]]))
             count = _joined_count(sides[k], areas[k] / max(usual, 1e-6), PIECE_ASPECT[kind])
             if count > 1:
+                twice = count == 2 and areas[k] >= PAIR_TWICE_AREA * usual
                 candidates.append((i, [portrait_first(part, model.size) for part in
-                                       cut_across(detections.quads[i], count)]))
-        readings = iter(read_quads(model, balanced, [p for _, ps in candidates for p in ps]))
-        for i, parts in candidates:
+                                       cut_across(detections.quads[i], count)],
+                                   1 if twice else max(2, count - 1)))
+        readings = iter(read_quads(model, balanced, [p for _, ps, _ in candidates for p in ps]))
+        for i, parts, needed in candidates:
             read = [next(readings) for _ in parts]
             downs = [down_vector(p, r.turned) for p, r in zip(parts, read, strict=True)
                      if r.probs.max() >= PAIR_SURE]
-            if len(downs) >= max(2, len(parts) - 1) and all(
+            if len(downs) >= needed and all(
                     downs[0] @ d > 0 for d in downs[1:]):
                 split[i] = parts
     if not split:

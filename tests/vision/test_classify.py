@@ -1401,3 +1401,23 @@ def test_rox_cards_read_sure_are_not_read_again_sharpened(monkeypatch) -> None:
     assert sharpened and sharpened[0] < len(pairs), sharpened  # the unsure cards alone
     assert sum(sharpened) <= 100, sum(sharpened)
     assert right >= len(pairs) - 1 and wrong == 0, (right, wrong, len(pairs))
+
+
+@pytest.mark.parametrize(("game", "seed", "cards"), [
+    ("qwixx", 60027, {"y7", "y8", "y9"}),  # a y7 and a y8 outlined as one y12 at 0.88
+    ("nox", 60024, {"10", "9"}),  # a 10 and a 9 outlined as one card of a kitty
+])
+def test_two_touching_cards_outlined_as_one_are_read_as_two(game: str, seed: int,
+                                                            cards: set[str]) -> None:
+    """An outline about twice its neighbours' area is cut in two once one half reads
+    sure (``PAIR_TWICE_AREA``): the other half, a card lying a little turned, is read
+    through outlines of its own instead of the pair being read as one sure number."""
+    from companion.synth import render_scene
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene(game, seed=seed, difficulty="normal")
+    read = read_image(scene.image, game=game).detections
+    kind = f"{game}_card"
+    labels = [read.labels[i] for i in read if read.kinds[i] == kind]
+    assert cards <= set(labels), labels
+    assert "y12" not in labels
