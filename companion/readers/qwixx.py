@@ -143,7 +143,12 @@ def _sheet(detections: Detections, i: int, result: ReadState) -> dict[str, Any] 
             sheet[row].append(int(value))
     for row in ROWS:
         sheet[row].sort(key=lambda n, row=row: n if row in ("red", "yellow") else -n)
-    if unsure_boxes:
+    if len(unsure_boxes) == len(boxes):  # vision.sheet.SHEET_SURE: the sheet as a whole
+        result.unknown.append({"piece": i, "what": "score sheet boxes",
+                               "why": "no box could be read surely (the sheet is blurred, "
+                                      "too small in the photo, or covered): take a closer "
+                                      "or sharper photo of it"})
+    elif unsure_boxes:
         result.unknown.append({"piece": i, "what": "score sheet boxes",
                                "why": "not sure whether crossed: " + ", ".join(unsure_boxes)})
     return sheet

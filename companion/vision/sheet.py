@@ -126,6 +126,20 @@ class Template:
 PAD = Template("pad", (0.12, 0.16, 0.88, 0.84), (0.04, 0.14))
 PRINTED = Template("printed", (0.15, 0.18, 0.78, 0.8), (-0.05, 0.05))
 
+SHEET_SURE = 0.96
+SHEET_UNSURE_BOX = 0.49
+"""A pad whose boxes read at a median confidence under SHEET_SURE is not read at all:
+every box's confidence is capped at SHEET_UNSURE_BOX (unsure, so the reader reports it
+rather than taking it as read). A sheet blurred by motion, a few pixels a box, or fitted
+off reads its boxes unsure in bulk, and those it reads surely are wrong as often (dev
+60005: 19 crosses all read surely empty, median 0.92). Located sheets, dev 60000-60099
+normal (182 sheets) and 60500-60559 hard (111): the 7 and 6 under 0.96 all had boxes
+read wrong (2-19 each, 48 at hard), no sheet read fully right was under 0.98; checked
+on dev 60600-60679 normal (169 sheets): the 3 under 0.96 all wrong (4-20 boxes), the
+lowest read fully right 0.987. Dev photo -> state: exact unchanged (normal 60000, 60600,
+hard 60500), verdict right 39 -> 40 of 40 and 24 -> 26 of 30 (hard)."""
+
+
 # Logistic model over the box statistics (see ``features``); fitted on rendered sheets
 # (``companion.vision.sheet_bench.fit_weights``: seeds 50000…, normal and hard).
 WEIGHTS = np.array([-2.5945, 4.1276, 12.2206, 54.1081, -16.3390, 5.6661, -3.5854, -0.7215],
@@ -183,11 +197,13 @@ def read_sheet(image: Image, quad: npt.ArrayLike | None, *, markers: Sequence[An
             fouls, p_fouls = refit
             placed = placed[:-len(fouls)] + fouls
             p = np.concatenate([p[:-len(fouls)], p_fouls])
+    confs = np.abs(2.0 * p - 1.0) * certain
+    if template is PAD and float(np.median(confs)) < SHEET_SURE:  # unreadable as a whole
+        confs = np.minimum(confs, SHEET_UNSURE_BOX)
     out = []
-    for (row, value, q), prob in zip(placed, p, strict=True):
-        conf = abs(2.0 * float(prob) - 1.0) * certain
+    for (row, value, q), prob, conf in zip(placed, p, confs, strict=True):
         out.append({"row": row, "value": value, "crossed": bool(prob >= 0.5),
-                    "confidence": round(conf, 4),
+                    "confidence": round(float(conf), 4),
                     "quad": [[round(float(x), 1), round(float(y), 1)] for x, y in q]})
     return out
 
