@@ -87,6 +87,25 @@ def test_fingers_outlined_as_rox_cards_apart_from_the_rows_are_no_cards() -> Non
     assert any(u["what"] == "element card" for u in read.unknown)
 
 
+def test_rox_pieces_within_a_hands_outline_are_unread() -> None:
+    """Dev 60415 (normal): fingertips outlined as a scoring card read a sure 10; lying
+    within the hand's outline, it is unknown and the photo reads exactly. Dev 60609: a
+    scoring 9 partly under a hand read a sure 5 is unknown."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("rox", seed=60415, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert compare(scene, read).state
+    assert any(u["what"] == "scoring card" and "hand" in u["why"] for u in read.unknown)
+    scene = render_scene("rox", seed=60609, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert read.state["scoring_cards"] == [8]
+    assert any(u["what"] == "scoring card" and "hand" in u["why"] for u in read.unknown)
+
+
 def test_rox_cards_outlined_as_scoring_cards_in_a_row_read_through_a_neighbours_outline(
         ) -> None:
     """Dev 61833 (normal): two cards of a row beside a hand's fingers, their outlines
