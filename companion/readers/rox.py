@@ -3,12 +3,12 @@
 A row is a straight line of touching element cards (up to six). Its first card is the
 end nearer its player's seat marker; without seat markers, the left end as seen by the
 player who reads the row's cards upright. Element cards have no up, so without seat
-markers a row runs the way more of its links hold (a row is built link by link from
-its first card), and from its end farther from the middle of all the rows when both
-ways hold as many (a player sits at the table's edge and lays a row from the end
-nearer their seat); the note
-says so. A row is given only up to its first unread card: a link is between
-neighbours, so none is checked across a card that could not be read. Each card brings
+markers a row shorter than six cards that lies clearly off the middle of all the rows
+starts at its end farther from it (a player sits at the table's edge and lays a row
+from the end nearer their seat); any other row's direction cannot be seen: it is
+given the way more of its links hold and its direction is reported unknown. A row is
+given only up to its first unread card: a link is between neighbours, so none is
+checked across a card that could not be read. Each card brings
 its centre element (label) and its 16 edge symbols counted per element
 (``data["edge"]``). The caller is not on the table: the user names them.
 """
@@ -48,6 +48,17 @@ partly covered (by a hand), its visible strip as narrow as a scoring card, is re
 unknown rather than as a scoring card."""
 
 
+ROW_FULL = 6
+OUTER_CLEAR = 0.5
+"""A row of fewer than ``ROW_FULL`` cards whose first end lies at least ``OUTER_CLEAR``
+card sides farther from the rows' middle (``_rows_middle``) than its last starts there
+(``_row_way``). On the unoriented rows read without seat markers of dev 60000-60029,
+60300-60329 (normal) and 60500-60529 (hard), rows of 2-5 cards lay 0.5-2.2 sides off
+it the right way round but for four (0.16-0.44: three right, one a row missing its
+first card) and two rows missing their first cards; six-card rows lay within 0.82 of
+it either way, right in about half (their direction cannot be seen)."""
+
+
 def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = None,
          players: Sequence[str] | None = None, caller: str | None = None,
          **_: Any) -> ReadState:
@@ -69,8 +80,7 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     oriented = all(detections.oriented[i] for i in cards)
     rows = _rows(frames, cards, oriented=oriented)
     seat_marks = seats(markers, profile, players)
-    middle = (np.mean([frames[i].centre for i in cards], axis=0) if cards
-              else np.zeros(2))  # of all the rows
+    middle = _rows_middle(rows, frames)  # of all the rows
     names: list[str] = []
     if seat_marks:
         costs = np.array([[min(float(np.linalg.norm(frames[row[0]].centre - s.xy)),
@@ -90,29 +100,27 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
             names.append(named[r])
             if r not in pairs:  # its seat is not seen: as without seat markers
                 if not oriented:
-                    rows[r] = _linked_way(row, detections.labels, edges,
-                                          outer_first=_outer_first(row, frames, middle))
+                    rows[r] = _row_way(row, detections.labels, edges, frames, middle,
+                                       named[r], result.unknown)
                 continue
             seat = seat_marks[pairs[r]]
             if (np.linalg.norm(frames[row[-1]].centre - seat.xy)
                     < np.linalg.norm(frames[row[0]].centre - seat.xy)):
                 row.reverse()  # the first card is the end nearer the seat
     else:
-        if not oriented:
-            rows = [_linked_way(row, detections.labels, edges,
-                                outer_first=_outer_first(row, frames, middle))
-                    for row in rows]
         rows.sort(key=lambda row: float(np.mean([frames[i].centre[1] for i in row])))
         given = list(players) if players and len(players) >= len(rows) else None
         names = [given[k] if given else f"P{k + 1}" for k in range(len(rows))]
+        if not oriented:
+            rows = [_row_way(row, detections.labels, edges, frames, middle, name,
+                             result.unknown) for row, name in zip(rows, names, strict=True)]
         if rows:
             result.notes.append(
                 "no seat markers: rows named from the top of the photo down; each row read "
                 + ("from its left end as its player sees it" if oriented else
-                   "the way more of its links hold, else from its end farther from the "
-                   "middle of the rows "
-                   "(which end faces its player cannot be seen: lay seat markers, or "
-                   "check the order)"))
+                   "from its end farther from the middle of the rows where a row "
+                   "shorter than six cards lies clearly off it (which end faces its "
+                   "player cannot be seen: lay seat markers, or check the order)"))
     out_rows: dict[str, list[dict[str, Any]]] = {}
     for name, row in zip(names, rows, strict=True):
         out_rows[name] = []
@@ -166,14 +174,64 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     return result
 
 
-def _outer_first(row: list[int], frames: dict[int, Frame], middle: npt.NDArray[np.float64]
-                 ) -> bool:
-    """Whether ``row`` (left to right in the photo) starts at its end farther from the
-    ``middle`` of all the rows: a player sits at the table's edge and lays a row from
-    the end nearer their seat, so a row shorter than the table is wide lies off centre
-    toward its player."""
+def _rows_middle(rows: list[list[int]], frames: dict[int, Frame]) -> npt.NDArray[np.float64]:
+    """The middle of the rows' extent: the centre of the box round all their cards' centres
+    in the frame of the rows' common axis (each row's first-to-last direction, turned to
+    agree with the longest row's, averaged). Rows start at their player's end and run
+    as far as they are long, so the mean of the cards' centres leans toward the short
+    rows' starts; the box's middle does not."""
+    lined = [row for row in rows if len(row) >= 2]
+    cards = [i for row in rows for i in row]
+    if not cards:
+        return np.zeros(2)
+    pts = np.array([frames[i].centre for i in cards], np.float64)
+    if not lined:
+        return np.asarray(pts.mean(axis=0), np.float64)
+    longest = max(lined, key=len)
+    ref = frames[longest[-1]].centre - frames[longest[0]].centre
+    axis = np.zeros(2)
+    for row in lined:
+        v = frames[row[-1]].centre - frames[row[0]].centre
+        v = v / max(float(np.linalg.norm(v)), 1e-9)
+        axis += v if float(v @ ref) >= 0 else -v
+    axis /= max(float(np.linalg.norm(axis)), 1e-9)
+    across = np.array([-axis[1], axis[0]])
+    t, u = pts @ axis, pts @ across
+    return np.asarray(axis * (t.min() + t.max()) / 2 + across * (u.min() + u.max()) / 2,
+                      np.float64)
+
+
+def _outer_margin(row: list[int], frames: dict[int, Frame], middle: npt.NDArray[np.float64]
+                  ) -> float:
+    """How much farther from ``middle`` ``row``'s first card lies than its last, in card
+    sides (negative: nearer)."""
     first, last = frames[row[0]].centre, frames[row[-1]].centre
-    return bool(np.linalg.norm(first - middle) > np.linalg.norm(last - middle))
+    side = float(np.mean([max(frames[i].width, frames[i].height) for i in row]))
+    return float(np.linalg.norm(first - middle) - np.linalg.norm(last - middle)) / max(
+        side, 1e-9)
+
+
+def _row_way(row: list[int], labels: Sequence[str | None], edges: Sequence[Any],
+             frames: dict[int, Frame], middle: npt.NDArray[np.float64], name: str,
+             unknown: list[dict[str, Any]]) -> list[int]:
+    """``row`` (left to right in the photo) from its first card, read without seat
+    markers or orientation (RULES.md §3: the first card is the end nearer its player's
+    seat). A player sits at the table's edge and lays a row from the end nearer their
+    seat, so a row shorter than ``ROW_FULL`` cards whose first end lies ``OUTER_CLEAR``
+    card sides farther from the rows' middle than its last starts there. Otherwise
+    which end faces its player cannot be seen: the row is given the way more of its
+    links hold (``_linked_way``), and its direction is reported unknown, so that the
+    check's verdict, which depends on it, does not pass as read."""
+    if len(row) < 2:
+        return row
+    margin = _outer_margin(row, frames, middle)
+    if len(row) < ROW_FULL and abs(margin) >= OUTER_CLEAR:
+        return row if margin > 0 else row[::-1]
+    unknown.append({"piece": None, "what": "row direction", "player": name,
+                    "why": f"which end of {name}'s row faces its player cannot be seen (no "
+                           "seat marker, and the row lies across the middle of the rows): "
+                           "it is given the way more of its links hold; check its order"})
+    return _linked_way(row, labels, edges, outer_first=margin > 0)
 
 
 def _row_beside(card: Frame, rows: list[list[int]], frames: dict[int, Frame]) -> int | None:
@@ -201,7 +259,7 @@ def _linked_way(row: list[int], labels: Sequence[str | None], edges: Sequence[An
     """``row`` (left to right in the photo) turned round when more of its links hold
     read from the other end (``rox.link``: a card's most frequent edge element,
     ``ElementCard.most_frequent``, is the next card's centre), or, when as many hold
-    both ways, unless ``outer_first`` (``_outer_first``). Every card with an element
+    both ways, unless ``outer_first``. Every card with an element
     and counted edges votes, sure or not: only the direction is decided here."""
     most: dict[int, str | None] = {}
     for i in row:

@@ -260,3 +260,27 @@ def test_rows_laid_side_by_side_are_not_read_across() -> None:
     frames = {i: frame(q) for i, q in quads.items()}
     rows = _rows(frames, list(quads), oriented=False)
     assert sorted(rows) == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_a_short_rows_direction_is_seen_not_taken_from_its_links() -> None:
+    """Without seat markers a row shorter than six cards lying off the rows' middle
+    starts at its outer end even when its link fails that way (dev 60621: Tom's two
+    cards, fire then water, were read backwards because the link held backwards); a
+    six-card row's direction cannot be seen and is reported unknown."""
+    import numpy as np
+
+    from companion.vision.detections import rotate_quad
+
+    scene = render_scene("rox", seed=60621, difficulty="normal")
+    assert not scene.markers and not hidden(scene)
+    truth = detections_from_scene(scene)
+    rng = np.random.default_rng(1)
+    quads = np.array([rotate_quad(q, int(rng.integers(4))) if k == "rox_card" else q
+                      for q, k in zip(truth.quads, truth.kinds, strict=True)], np.float32)
+    read = read_scene(scene, truth.with_fields(quads=quads, oriented=(False,) * len(truth)),
+                      markers=False, names=False)
+    got = {tuple(c["centre"] for c in r) for r in read.state["rows"].values()}
+    assert ("fire", "water") in got
+    assert compare(scene, read).state
+    full = [u for u in read.unknown if u["what"] == "row direction"]
+    assert len(full) == sum(len(r) == 6 for r in scene.state["rows"].values())
