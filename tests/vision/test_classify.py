@@ -1401,3 +1401,19 @@ def test_rox_cards_read_sure_are_not_read_again_sharpened(monkeypatch) -> None:
     assert sharpened and sharpened[0] < len(pairs), sharpened  # the unsure cards alone
     assert sum(sharpened) <= 100, sum(sharpened)
     assert right >= len(pairs) - 1 and wrong == 0, (right, wrong, len(pairs))
+
+
+
+def test_an_unread_tile_cut_off_by_the_photo_s_edge_apart_from_the_tiles_is_dropped() -> None:
+    """Dev scene 60261 (normal): a patch of table cut off by the photo's top edge, 1.6
+    tile sizes from the rack beside it, was outlined as a tile, read k10 at 0.05, and
+    stood in the grid as '?' (``EDGE_TILE_BELOW``); the rack's tiles and the grid stay."""
+    from companion.readers.truth import compare, read_scene
+    from companion.synth import render_scene
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("nummix", seed=60261, difficulty="normal")
+    found = read_image(scene.image, game="nummix").detections
+    assert not any(float(found.quads[i][:, 1].min()) < 4 and found.confidences[i] < 0.15
+                   for i in found)
+    assert compare(scene, read_scene(scene, found)).state
