@@ -1417,3 +1417,32 @@ def test_an_unread_tile_cut_off_by_the_photo_s_edge_apart_from_the_tiles_is_drop
     assert not any(float(found.quads[i][:, 1].min()) < 4 and found.confidences[i] < 0.15
                    for i in found)
     assert compare(scene, read_scene(scene, found)).state
+
+
+def test_a_tile_outlined_a_quarter_turn_off_its_neighbours_is_read_facing_their_way() -> None:
+    """A located tile whose outline starts at a side is read squashed sideways, unsure
+    or wrong; its sure neighbours all face one way, and read turned their way it reads
+    right (``facing_neighbours``)."""
+    from companion.readers.truth import detections_from_scene
+    from companion.synth import render_scene
+    from companion.vision.detections import rotate_quad
+    from companion.vision.reading import load_model
+    from companion.vision.tiles import facing_neighbours
+
+    scene = render_scene("nummix", seed=7400, difficulty="easy")
+    truth = detections_from_scene(scene, min_visible=0.99)
+    model = load_model("nummix_tile")
+    centres = truth.quads.mean(axis=1)
+    side = float(np.linalg.norm(truth.quads[0][1] - truth.quads[0][0]))
+    i = next(i for i in truth if sum(
+        1 for j in truth if 0 < np.linalg.norm(centres[j] - centres[i]) < 1.5 * side) >= 2)
+    quads = truth.quads.copy()
+    quads[i] = rotate_quad(quads[i], 1)
+    labels = list(truth.labels)
+    labels[i] = "k1" if truth.labels[i] != "k1" else "k2"
+    confidences = np.ones(len(truth), np.float32)
+    confidences[i] = 0.2
+    read = facing_neighbours(truth.with_fields(quads=quads, labels=tuple(labels),
+                                               confidences=confidences), scene.image, model)
+    assert read.labels[i] == truth.labels[i] and read.confidences[i] > 0.2
+    assert np.allclose(read.quads[i], truth.quads[i])
