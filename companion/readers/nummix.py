@@ -64,6 +64,12 @@ BESIDE_AXIS = math.radians(25)
 most ``BESIDE_ACROSS`` heights across and turned at most ``BESIDE_AXIS``: a rack's
 tiles stand a little apart, and their outlines, seen at a slant, are short and lean
 (up to 18° apart on neighbours in rendered scenes)."""
+TURNED_AXIS = math.radians(10)
+"""A lone tile turned this close to a quarter from a rack's standing tile beside it is
+that rack's, outlined from a side (``_turned_on_rack``). Lone located tiles so placed,
+dev 60000-60699 normal and 60500-60699 hard: the 8 on a rack's tile turned 82-90°; 11
+others (lying tiles, strays, or rack tiles under half seen) 71-90°, 3 of them (71-77°)
+left out at 10° rather than 25°; exact states the same either way."""
 RACK_CANDIDATES = 4
 """The largest single rows tried as the rack (each costs one plane fit)."""
 RACK_ERROR = 0.06
@@ -85,6 +91,11 @@ touch came within these bounds. At 0.35 rather than 0.3: located pairs of render
 seeds 60000-60199 normal and 60000-60109 hard, touching ones stood up to 0.337 across
 (dev 60158, 61812 normal: a column came off its run at 0.32-0.33); of those that do
 not touch, only a rack's standing tiles came within 0.4 (0.30-0.38)."""
+TOUCH_OVERLAP = 0.35
+"""Touching tiles' centres may also stand up to this much (in tile sides) closer than a
+pitch: tiles never overlap, so outlines that do were grown over the neighbour or cut
+short (dev 60373 normal: o4 outlined 0.85 as wide as b4, 0.30 too close; 60671: r13
+outlined 1.19 as tall as Jko, 0.26 too close; each split a construct)."""
 JOIN_SNAP = 0.15
 """A group more than this far (in cells) from the lattice point of a grid's tile is
 not on that grid's lattice."""
@@ -177,6 +188,7 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
         rows = [i for g in groups if _one_row(quads, g) for i in g]
         upper = {i for rack in _side_by_side(quads, rows)
                  if is_ledge([bands[i] for i in rack]) for i in rack}
+        upper |= _turned_on_rack(quads, groups, upper)
         return upper | _lower_tier(quads, [i for i in rows if i not in upper], upper,
                                    detections.data.get("head"))
     if plane is not None:
@@ -204,6 +216,29 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
     if error(rack) > RACK_ERROR and error(rack) > RACK_MARGIN * worst_other:
         return set(rack)
     return set()
+
+
+def _turned_on_rack(quads: npt.NDArray[np.float64], groups: list[list[int]],
+                    standing: set[int]) -> set[int]:
+    """Lone tiles (touching none) beside a standing tile as its rack's next tile would
+    stand (``BESIDE_STEP``, ``BESIDE_ACROSS`` in its frame) but turned a quarter
+    (within ``TURNED_AXIS``): a rack's tile whose outline starts at a side, left out
+    of its rack's row by its turn (dev 60550, 60130 normal: such a tile stood in the
+    grid as a construct of one)."""
+    frames = {i: frame(quads[i]) for i in standing}
+    out = set()
+    for g in groups:
+        if len(g) != 1 or g[0] in standing:
+            continue
+        f = frame(quads[g[0]])
+        for s in frames.values():
+            turn = abs(math.remainder(f.angle - s.angle, math.pi))
+            x, y = s.local(f.centre)
+            if (abs(turn - math.pi / 2) <= TURNED_AXIS
+                    and BESIDE_STEP[0] <= abs(x) <= BESIDE_STEP[1] and abs(y) <= BESIDE_ACROSS):
+                out.add(g[0])
+                break
+    return out
 
 
 def _lower_tier(quads: npt.NDArray[np.float64], tiles: list[int], upper: set[int],
@@ -344,9 +379,11 @@ def _touching_image(quads: npt.NDArray[np.float64], tiles: list[int]) -> list[li
 
 def _shared(frames: list[Frame], centre: npt.NDArray[np.float64]) -> Frame:
     """A frame at ``centre`` with the tiles' right and down vectors averaged, each
-    turned to agree with the first tile's (a tile read upside down counts the same):
-    one tile's outline is a few pixels off, the group's average much less."""
-    ref = frames[0]
+    turned to agree with the way most tiles face (a tile read upside down counts the
+    same, and does not turn its group: dev 60629 normal, an unsure tile read upside
+    down first in a run wrote the run backwards): one tile's outline is a few pixels
+    off, the group's average much less."""
+    ref = max(frames, key=lambda f: sum(float(np.sign(f.right @ g.right)) for g in frames))
     rights, downs = [], []
     for f in frames:
         flip = -1.0 if float(f.right @ ref.right) < 0 else 1.0
@@ -365,7 +402,8 @@ def _neighbour(xy: tuple[float, float]) -> tuple[int, int] | None:
     ex = x - step[0] * PITCH[0] / TILE[0]
     ey = y - step[1] * PITCH[1] / TILE[1]
     along, across = (ex, ey) if step[0] else (ey, ex)
-    if abs(along) > TOUCH_GAP or abs(across) > TOUCH_ACROSS:
+    along *= 1.0 if step[0] + step[1] > 0 else -1.0  # > 0: a gap, < 0: outlines overlap
+    if not -TOUCH_OVERLAP <= along <= TOUCH_GAP or abs(across) > TOUCH_ACROSS:
         return None
     return int(step[0]), int(step[1])
 

@@ -69,6 +69,7 @@ from companion.vision.reading import (
 from companion.vision.rox_edges import centre_certainty, element_cards_by_edges, read_rox_edges
 from companion.vision.strays import without_scoring_strays, without_strays
 from companion.vision.tiles import (
+    facing_neighbours,
     feet_on_ledges,
     missed_beside_sure,
     split_joined_tiles,
@@ -441,6 +442,8 @@ def classify(image: Image, detections: Detections, *, game: str,
             read = missed_beside_sure(read, balanced, tile_model)
             read = without_strays(read, balanced, "nummix_tile")
         read = feet_on_ledges(read, balanced, models_dir if use_classifier else None)
+        if use_classifier and available_model("nummix_tile", models_dir):
+            read = facing_neighbours(read, balanced, load_model("nummix_tile", models_dir))
     return _second_opinion(read, balanced, models_dir, ask=ocr == "auto")
 
 

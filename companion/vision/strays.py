@@ -85,6 +85,20 @@ on a tile 0.38 under a hand (read unknown either way); the closest lone tiles th
 dark were 2.2-2.47 off."""
 
 
+EDGE_TILE_BELOW = 0.15
+EDGE_TILE_PX = 4.0
+EDGE_TILE_APART = 1.3
+"""An unknown Nummix "tile" read under ``EDGE_TILE_BELOW`` whose outline reaches within
+``EDGE_TILE_PX`` of the photo's edge, its centre ``EDGE_TILE_APART`` tile sizes or more
+from every other located tile's (beyond any side neighbour), is no tile: a patch of
+table, a rack's end or a hand outlined where the photo cuts them off (dev 60261, 60656
+normal and 60656 hard: read 0.04-0.05, each stood in the grid as a construct of one
+'?'; exact normal 60250+60 51 -> 52, 60600+60 44 -> 45, hard 60620+60 14 -> 15).
+Located tiles read under 0.5 within 8 px of the edge, dev 60000-60699 normal and
+60500-60699 hard: the 12 on tiles (all but one on a rack) stood 0.59-0.89 sizes from
+the next tile; of the 9 on none, 5 stood 1.34-2.34 apart and read 0.04-0.09."""
+
+
 NOX_DOUBTFUL = 0.95
 """Nox cards read less sure than this are held to the sure cards' face colour
 (``without_strays``). At 0.9 rather than ``UNSURE``, dev scenes, exact: 61200 normal
@@ -178,7 +192,9 @@ class StrayRule:
     with ``lone``, are those read under ``lone_below`` whose face is ``lone_chroma`` off
     the sure ones' in colour, or ``lone_darker`` darker or ``lone_lighter`` lighter, and
     that stand ``lone`` sizes or more from every other piece of the kind
-    (``lone_from_sure``: from every sure one)."""
+    (``lone_from_sure``: from every sure one); nor, with ``edge_below``, are those read
+    under it whose outline reaches within ``edge_px`` of the photo's edge, ``edge_apart``
+    sizes or more from every other piece of the kind."""
 
     chroma: float = math.inf
     doubtful_below: float = UNSURE
@@ -192,11 +208,15 @@ class StrayRule:
     lone_darker: float = STRAY_DARKER
     lone_lighter: float = math.inf
     lone_from_sure: bool = False
+    edge_below: float = 0.0
+    edge_px: float = EDGE_TILE_PX
+    edge_apart: float = EDGE_TILE_APART
 
 
 STRAY_RULES = {
     "nummix_tile": StrayRule(TILE_STRAY_CHROMA, tiny=TINY_TILE, huge=HUGE_TILE,
-                              covered=COVERED_TILE, lone=LONE_TILE),
+                              covered=COVERED_TILE, lone=LONE_TILE,
+                              edge_below=EDGE_TILE_BELOW),
     "catbox_card": StrayRule(STRAY_CHROMA),
     "nox_card": StrayRule(STRAY_CHROMA, doubtful_below=NOX_DOUBTFUL, covered=NOX_COVERED,
                           covered_smaller=NOX_SCRAP,
@@ -246,6 +266,18 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
                                darker=rule.lone_darker, lighter=rule.lone_lighter)
                    and all(float(np.linalg.norm(centres[j] - centres[i])) >= reach
                            for j in others if j != i)}
+    if rule.edge_below:
+        centres = read.quads.mean(axis=1)
+        apart = rule.edge_apart * math.sqrt(usual_area)
+        height, width = balanced.shape[:2]
+        for i in doubtful:
+            q = read.quads[i]
+            edge = min(float(q[:, 0].min()), float(q[:, 1].min()),
+                       width - 1 - float(q[:, 0].max()), height - 1 - float(q[:, 1].max()))
+            if (float(read.confidences[i]) < rule.edge_below and edge <= rule.edge_px
+                    and all(float(np.linalg.norm(centres[j] - centres[i])) >= apart
+                            for j in pieces if j != i)):
+                strays.add(i)
     return read.select([i for i in read if i not in strays]) if strays else read
 
 

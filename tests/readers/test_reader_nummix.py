@@ -170,3 +170,41 @@ def test_tiles_touching_a_group_off_its_lattice_are_not_left_out() -> None:
               and (photo.reading.roles[i] or i in unknown)]
     assert len(placed) == sum(1 for i in found if found.kinds[i] == "nummix_tile")
     assert "o14 o15 o16 o17 o1" in " ".join(photo.reading.state["grid"])
+
+
+def test_a_tile_read_upside_down_does_not_turn_its_construct() -> None:
+    """The group's frame follows the way most of its tiles face: one tile's outline
+    turned upside down (an unsure reading, dev 60629 normal) first in its group wrote
+    the whole run backwards and split it from the column it touches."""
+    from companion.vision.detections import rotate_quad
+
+    for scene in scenes("easy")[:4]:
+        dets = detections_from_scene(scene)
+        truth = nummix_components(read_scene(scene).state["grid"])
+        quads = dets.quads.copy()
+        first = next(i for i in dets if dets.kinds[i] == "nummix_tile")
+        quads[first] = rotate_quad(quads[first], 2)
+        grid = read_scene(scene, dets.with_fields(quads=quads)).state["grid"]
+        assert nummix_components(grid) == truth, scene.seed
+
+
+def test_touching_outlines_that_overlap_stay_in_their_construct() -> None:
+    """Dev scene 60373 (normal): o4 is outlined narrower than its tile, its centre 0.3
+    of a tile closer to b4 than a pitch; tiles never overlap, so within
+    ``TOUCH_OVERLAP`` the group o4 b4 r4 stays one."""
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("nummix", seed=60373, difficulty="normal")
+    read = read_scene(scene, read_image(scene.image, game="nummix").detections)
+    got = {frozenset(t for _, _, t in c) for c in nummix_components(read.state["grid"])}
+    assert frozenset({"o4", "b4", "r4"}) in got
+
+
+def test_a_rack_tile_outlined_from_its_side_stays_on_the_rack() -> None:
+    """Dev scene 60550 (normal): the rack's end tile is outlined a quarter turn off
+    (read unsure), so it did not join its rack's row and stood in the grid as '?'."""
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("nummix", seed=60550, difficulty="normal")
+    read = read_scene(scene, read_image(scene.image, game="nummix").detections)
+    assert compare(scene, read).state, read.state["grid"]

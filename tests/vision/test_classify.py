@@ -1421,3 +1421,47 @@ def test_two_touching_cards_outlined_as_one_are_read_as_two(game: str, seed: int
     labels = [read.labels[i] for i in read if read.kinds[i] == kind]
     assert cards <= set(labels), labels
     assert "y12" not in labels
+
+
+def test_an_unread_tile_cut_off_by_the_photo_s_edge_apart_from_the_tiles_is_dropped() -> None:
+    """Dev scene 60261 (normal): a patch of table cut off by the photo's top edge, 1.6
+    tile sizes from the rack beside it, was outlined as a tile, read k10 at 0.05, and
+    stood in the grid as '?' (``EDGE_TILE_BELOW``); the rack's tiles and the grid stay."""
+    from companion.readers.truth import compare, read_scene
+    from companion.synth import render_scene
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("nummix", seed=60261, difficulty="normal")
+    found = read_image(scene.image, game="nummix").detections
+    assert not any(float(found.quads[i][:, 1].min()) < 4 and found.confidences[i] < 0.15
+                   for i in found)
+    assert compare(scene, read_scene(scene, found)).state
+
+
+def test_a_tile_outlined_a_quarter_turn_off_its_neighbours_is_read_facing_their_way() -> None:
+    """A located tile whose outline starts at a side is read squashed sideways, unsure
+    or wrong; its sure neighbours all face one way, and read turned their way it reads
+    right (``facing_neighbours``)."""
+    from companion.readers.truth import detections_from_scene
+    from companion.synth import render_scene
+    from companion.vision.detections import rotate_quad
+    from companion.vision.reading import load_model
+    from companion.vision.tiles import facing_neighbours
+
+    scene = render_scene("nummix", seed=7400, difficulty="easy")
+    truth = detections_from_scene(scene, min_visible=0.99)
+    model = load_model("nummix_tile")
+    centres = truth.quads.mean(axis=1)
+    side = float(np.linalg.norm(truth.quads[0][1] - truth.quads[0][0]))
+    i = next(i for i in truth if sum(
+        1 for j in truth if 0 < np.linalg.norm(centres[j] - centres[i]) < 1.5 * side) >= 2)
+    quads = truth.quads.copy()
+    quads[i] = rotate_quad(quads[i], 1)
+    labels = list(truth.labels)
+    labels[i] = "k1" if truth.labels[i] != "k1" else "k2"
+    confidences = np.ones(len(truth), np.float32)
+    confidences[i] = 0.2
+    read = facing_neighbours(truth.with_fields(quads=quads, labels=tuple(labels),
+                                               confidences=confidences), scene.image, model)
+    assert read.labels[i] == truth.labels[i] and read.confidences[i] > 0.2
+    assert np.allclose(read.quads[i], truth.quads[i])
