@@ -76,10 +76,10 @@ def read(detections: Detections, *, players: Sequence[str] | None = None,
         if key in extra:
             state[key] = extra[key]
     if "tricks" not in state:
-        result.unknown.append({"piece": None, "what": "tricks",
+        result.unknown.append({"piece": None, "what": "tricks", "ask_user": True,
                                "why": "tricks won are not on the table: give them"})
     if "predictions" not in state and len(names) != 2:
-        result.unknown.append({"piece": None, "what": "predictions",
+        result.unknown.append({"piece": None, "what": "predictions", "ask_user": True,
                                "why": "predictions are not on the table: give them"})
     result.state = state
     result.extra["trick"], result.extra["revealed"] = _cards(detections, board, result)

@@ -39,6 +39,12 @@ class ReadState:
         """Everything the state needs was read (nothing unknown)."""
         return not self.unknown
 
+    @property
+    def unread(self) -> list[dict[str, Any]]:
+        """The unknowns about what the photo shows: all but those marked ``ask_user``
+        (what is not on the table at all, such as tricks won or the Rox caller)."""
+        return [u for u in self.unknown if not u.get("ask_user")]
+
     def to_json(self) -> dict[str, Any]:
         return {"state": self.state, "complete": self.complete, "unknown": self.unknown,
                 "notes": self.notes, "roles": self.roles, **self.extra}

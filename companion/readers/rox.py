@@ -160,10 +160,10 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
         result.roles[i] = {"role": "scoring card"}
     state: dict[str, Any] = {"game": "rox", "players": order}
     if caller is None:
-        result.unknown.append({"piece": None, "what": "caller",
+        result.unknown.append({"piece": None, "what": "caller", "ask_user": True,
                                "why": "who called Rox is not on the table: name them"})
     elif caller not in order:
-        result.unknown.append({"piece": None, "what": "caller",
+        result.unknown.append({"piece": None, "what": "caller", "ask_user": True,
                                "why": f"{caller!r} is none of the players read "
                                       f"({', '.join(order)})"})
     else:

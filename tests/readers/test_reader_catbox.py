@@ -36,6 +36,8 @@ def test_tricks_and_predictions_are_asked_for_then_scored() -> None:
     scene = next(s for s in scenes("easy") if len(s.state["players"]) >= 3)
     read = read_scene(scene)
     assert {u["what"] for u in read.unknown} == {"tricks", "predictions"}
+    assert all(u["ask_user"] for u in read.unknown)
+    assert read.unread == []  # the photo itself was read whole
     players = scene.state["players"]
     extra = {"tricks": dict.fromkeys(players, 0), "predictions": dict.fromkeys(players, 1)}
     full = read_state("catbox", detections_from_scene(scene), image_shape=scene.image.shape,
