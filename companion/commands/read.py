@@ -81,8 +81,7 @@ def run_read(args: argparse.Namespace) -> int:
 
 def format_reading(doc: dict[str, Any]) -> str:
     """Human output of the state part: what could not be read, then the verdict."""
-    lines = [f"could not read: {_where(u)} ({u.get('what')}): {u.get('why')}"
-             for u in doc.get("unknown", [])]
+    lines = [_unknown_line(u) for u in doc.get("unknown", [])]
     lines += [f"note: {n}" for n in doc.get("notes", [])]
     if doc.get("check") is not None:
         lines.append(format_verdict(doc["check"]))
@@ -115,11 +114,27 @@ def format_pieces(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _where(unknown: dict[str, Any]) -> str:
-    """Which piece (by index), or which part of the photo, could not be read."""
+GIVEN_BY = {"caller": "--caller", "tricks": "--extra", "predictions": "--extra"}
+"""The option that gives what the table does not show (an unknown marked ``ask_user``)."""
+
+
+def _unknown_line(unknown: dict[str, Any]) -> str:
+    """One unknown for people: what is not on the table (and the option that gives it),
+    else what could not be read and where."""
+    what, why = unknown.get("what"), unknown.get("why")
+    if unknown.get("ask_user"):
+        option = GIVEN_BY.get(str(what))
+        return f"not on the table: {what}: {why}" + (f" ({option})" if option else "")
+    where = _where(unknown)
+    return f"could not read: {where} ({what}): {why}" if where else f"could not read: {what}: {why}"
+
+
+def _where(unknown: dict[str, Any]) -> str | None:
+    """Which piece (by index), or which part of the photo, could not be read (None: no
+    one place, such as a row's direction)."""
     if unknown.get("piece") is not None:
         return f"piece {unknown['piece']}"
     if unknown.get("region"):
         xs, ys = zip(*unknown["region"], strict=True)
         return f"around x {min(xs):.0f}-{max(xs):.0f}, y {min(ys):.0f}-{max(ys):.0f}"
-    return "the photo"
+    return None

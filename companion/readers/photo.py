@@ -90,8 +90,12 @@ def read_photo(image: npt.NDArray[np.uint8], *, game: str, players: Sequence[str
         check = check_document(game, reading.state)
     except InputError as exc:  # the state as read is not a full position (yet)
         error = str(exc)
-        if reading.unknown:
-            error = (f"{len(reading.unknown)} piece(s) could not be read, and the position "
+        asked = [u["what"] for u in reading.unknown if u.get("ask_user")]
+        if asked:
+            error = (f"{', '.join(asked)} not given (not on the table), and the position "
+                     f"cannot be checked without it ({exc})")
+        elif reading.unknown:
+            error = (f"{len(reading.unknown)} thing(s) could not be read, and the position "
                      f"cannot be checked without them ({exc})")
     return PhotoReading(pieces, reading, check, error, markers)
 

@@ -120,3 +120,24 @@ def test_an_unknown_locator_is_refused(capsys: pytest.CaptureFixture[str]) -> No
         main(["read", "nummix", str(PHOTO), "--locator", "magic"])
     assert exit_info.value.code == 2
     assert "--locator" in capsys.readouterr().err
+
+
+def test_unknowns_are_told_apart_for_people() -> None:
+    """What is not on the table is asked for with the option that gives it; what could
+    not be read says where (a piece, a region of the photo) or, with no one place, what."""
+    from companion.commands.read import format_reading
+
+    text = format_reading({"unknown": [
+        {"piece": None, "what": "caller", "ask_user": True, "why": "who called Rox is not "
+         "on the table: name them"},
+        {"piece": 3, "what": "card", "why": "low confidence"},
+        {"piece": None, "what": "table", "region": [[10, 20], [50, 20], [50, 80]],
+         "why": "a hand covers part of the table"},
+        {"piece": None, "what": "row direction", "why": "which end faces its player"}],
+        "notes": [], "check": None, "check_error": "caller not given"}).splitlines()
+    assert text[0] == ("not on the table: caller: who called Rox is not on the table: "
+                       "name them (--caller)")
+    assert text[1] == "could not read: piece 3 (card): low confidence"
+    assert text[2].startswith("could not read: around x 10-50, y 20-80 (table)")
+    assert text[3] == "could not read: row direction: which end faces its player"
+    assert text[-1] == "not checked: caller not given"
