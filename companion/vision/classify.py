@@ -39,6 +39,7 @@ from companion.vision.cards import (
     cards_under_a_hand,
     joined_card_halves,
     scoring_cards_by_number,
+    scoring_cards_enlarged,
     split_card_pairs,
     trimmed_to_card_size,
     without_cards_on_nothing,
@@ -432,6 +433,11 @@ def classify(image: Image, detections: Detections, *, game: str,
     if game == "rox":
         if use_classifier:
             read = scoring_cards_by_number(balanced, read, models_dir)
+            read, enlarged = scoring_cards_enlarged(balanced, read, models_dir)
+            if enlarged:  # read sure and agreeing through the larger outlines
+                read = read.with_fields(data={**read.data, DOUBTED: tuple(
+                    None if i in enlarged else d
+                    for i, d in enumerate(read.data.get(DOUBTED, (None,) * len(read))))})
         read = without_scoring_strays(without_strays(read, balanced, "rox_card"))
     if game == "nummix":
         if use_classifier and available_model("nummix_tile", models_dir):

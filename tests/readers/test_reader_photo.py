@@ -125,6 +125,19 @@ def test_a_rox_scoring_card_read_sure_through_one_outline_only_is_read_again() -
     assert any(u["what"] == "scoring card" for u in read.unknown)
 
 
+def test_a_dark_rox_scoring_card_outlined_small_is_read_through_a_larger_outline() -> None:
+    """Dev 60002 (normal): a dark scoring card 3 outlined round its number alone read an
+    unsure 2; through its outline scaled up 15 and 30 % it reads 3 surely."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    scene = render_scene("rox", seed=60002, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert sorted(read.state["scoring_cards"]) == [3, 4]
+    assert not any(u["what"] == "scoring card" for u in read.unknown)
+
+
 def test_rox_cards_outlined_as_scoring_cards_in_a_row_read_through_a_neighbours_outline(
         ) -> None:
     """Dev 61833 (normal): two cards of a row beside a hand's fingers, their outlines
