@@ -608,3 +608,82 @@ def joined_nox_halves(balanced: Image, read: Detections, models_dir: Path) -> De
     joined = with_readings(read, model, changes)
     other_halves = {other[i] for i in changes}
     return joined.select([i for i in joined if i not in other_halves])
+
+
+NOX_RESIZE_SMALL = 0.8
+NOX_RESIZE_NEAR = 4
+NOX_RESIZE_SURE = 0.95
+"""An unsure Nox card (under ``UNSURE``) outlined under ``NOX_RESIZE_SMALL`` of the
+area of its ``NOX_RESIZE_NEAR`` nearest cards (median width and height) is read again
+through a card-sized outline round its middle, along its own sides (then, if none
+reads sure, along its nearest card's), as is and fitted to the card's edges; the
+surest reading at ``NOX_RESIZE_SURE`` or surer is kept, unless that outline shows a
+hand (``HAND_OVER_CARD`` more skin than the usual card: dev 60402, fingers over a card
+read 10 at 0.999). A card outlined a third short of its edges reads no number surely
+(dev 60105: a 6 outlined 21×27 px of its 31×40 read 13 at 0.28). Dev 60000-60199
+normal, 60600-60699 normal and 60500-60599 hard: 4 cards read again so, all right.
+Outlines larger than a card were tried too, trimmed to a card in each corner: of 8
+read so on hard 60500-60599, 2 were wrong (a blurred 7 read 5 at 0.99, a sleeve read
+6 at 0.98), so they are not."""
+
+
+def _skin_share(balanced: Image, quad: npt.NDArray[np.float32]) -> float:
+    """The share of the outline's pixels in a hand's colour (``locate.SKIN_RED``)."""
+    from companion.vision.locate import SKIN_RED
+
+    lab = cv2.cvtColor(rectify(balanced, quad, size=HAND_CROP), cv2.COLOR_BGR2LAB)
+    return float((lab[..., 1].astype(np.int16) - 128 >= SKIN_RED).mean())
+
+
+def _sides(quad: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.float64], ...]:
+    """Centre, right and down vectors (a full side each) of ``quad``."""
+    q = np.asarray(quad, np.float64).reshape(4, 2)
+    return q.mean(axis=0), ((q[1] - q[0]) + (q[2] - q[3])) / 2, ((q[3] - q[0]) + (q[2] - q[1])) / 2
+
+
+def nox_cards_at_card_size(balanced: Image, read: Detections, models_dir: Path
+                           ) -> Detections:
+    """``read`` with each unsure Nox card outlined far smaller than a card read again
+    through a card-sized outline (``NOX_RESIZE_SMALL``), kept when sure
+    (``NOX_RESIZE_SURE``)."""
+    cards = [i for i in read if read.kinds[i] == "nox_card"]
+    doubtful = [i for i in cards if float(read.confidences[i]) < UNSURE]
+    if len(cards) < 3 or not doubtful or not available_model("nox_card", models_dir):
+        return read
+    model = load_model("nox_card", models_dir)
+    smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
+    sides = {i: _sides(read.quads[i]) for i in cards}
+    sized: dict[int, tuple[float, float, list[int]]] = {}
+    for i in doubtful:
+        centre, right, down = sides[i]
+        near = sorted((k for k in cards if k != i),
+                      key=lambda k: float(np.linalg.norm(sides[k][0] - centre)))[:NOX_RESIZE_NEAR]
+        widths = [min(np.linalg.norm(sides[k][1]), np.linalg.norm(sides[k][2])) for k in near]
+        heights = [max(np.linalg.norm(sides[k][1]), np.linalg.norm(sides[k][2])) for k in near]
+        w, h = float(np.median(widths)), float(np.median(heights))
+        area = float(np.linalg.norm(right) * np.linalg.norm(down))
+        if area < NOX_RESIZE_SMALL * w * h:
+            sized[i] = (w, h, near)
+    changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
+    for own in (True, False):  # along its own sides first: its axis places it in a kitty
+        tries: list[tuple[int, npt.NDArray[np.float32]]] = []
+        for i, (w, h, near) in sized.items():
+            if i in changes:
+                continue
+            centre, right, down = sides[i]
+            r, d = (right, down) if own else (sides[near[0]][1], sides[near[0]][2])
+            across, along = (r, d) if np.linalg.norm(r) <= np.linalg.norm(d) else (d, r)
+            u = across / max(float(np.linalg.norm(across)), 1e-9) * w / 2
+            v = along / max(float(np.linalg.norm(along)), 1e-9) * h / 2
+            outline = portrait_first(np.float32([centre - u - v, centre + u - v,
+                                                 centre + u + v, centre - u + v]), model.size)
+            tries += [(i, outline)] + [(i, fitted) for fitted in fit_card_outline(
+                smooth, outline, aspect=PIECE_ASPECT["nox_card"])]
+        if tries:
+            changes.update({i: change for i, change in surer_readings(
+                read, balanced, model, tries).items()
+                if float(change[1].max()) >= NOX_RESIZE_SURE})
+    usual = float(np.median([_skin_share(balanced, read.quads[i]) for i in cards]))
+    changes = {i: change for i, change in changes.items()
+               if _skin_share(balanced, change[0]) - usual < HAND_OVER_CARD}
+    return with_readings(read, model, changes)

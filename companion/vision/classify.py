@@ -39,6 +39,7 @@ from companion.vision.cards import (
     cards_under_a_hand,
     joined_card_halves,
     joined_nox_halves,
+    nox_cards_at_card_size,
     scoring_cards_by_number,
     split_card_pairs,
     trimmed_to_card_size,
@@ -430,7 +431,8 @@ def classify(image: Image, detections: Detections, *, game: str,
         read = cards_under_a_hand(without_cards_on_nothing(read), balanced)
     if game == "nox":
         if use_classifier:
-            read = joined_nox_halves(balanced, read, models_dir)
+            read = nox_cards_at_card_size(balanced, joined_nox_halves(
+                balanced, read, models_dir), models_dir)
         read = without_strays(read, balanced, "nox_card")
     if game == "rox":
         if use_classifier:

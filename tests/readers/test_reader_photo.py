@@ -175,6 +175,20 @@ def test_a_doubtful_nox_card_far_from_the_kitties_and_unlike_them_is_no_card(see
     assert compare(scene, reading).state, reading.state
 
 
+def test_a_nox_card_outlined_far_smaller_than_a_card_is_read_at_a_cards_size() -> None:
+    """Dev 60105 (normal): a lone 6 outlined 21×27 px of its 31×40 read 13 at 0.28, its
+    kitty empty; read through a card-sized outline it is a sure 6 and the state is the
+    scene's."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("nox", seed=60105, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="nox", players=players, caller=caller).reading
+    assert compare(scene, reading).state, reading.state
+    assert not reading.unknown
+
+
 @pytest.mark.parametrize("seed", [60007, 60606])
 def test_a_nox_card_the_locator_cut_in_two_is_read_as_one(seed: int) -> None:
     """Dev 60007 (normal): a 14 cut into parts read 14 facing sideways and 3 (unsure),
