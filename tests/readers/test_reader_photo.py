@@ -175,6 +175,19 @@ def test_a_doubtful_nox_card_far_from_the_kitties_and_unlike_them_is_no_card(see
     assert compare(scene, reading).state, reading.state
 
 
+def test_a_nox_kitty_far_from_every_seen_seat_marker_takes_the_unseen_seat() -> None:
+    """Dev 60503 (hard): seat marker 10 unread, the kitty in front of it was matched to
+    marker 11, 9.7 card heights from where its player sits, and named Sofia. Past
+    ``SEAT_REACH`` it takes the unseen seat, Marie's, and the state is the scene's."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("nox", seed=60503, difficulty="hard")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="nox", players=players, caller=caller).reading
+    assert compare(scene, reading).state, reading.state
+
+
 def test_a_nox_card_outlined_far_smaller_than_a_card_is_read_at_a_cards_size() -> None:
     """Dev 60105 (normal): a lone 6 outlined 21×27 px of its 31×40 read 13 at 0.28, its
     kitty empty; read through a card-sized outline it is a sure 6 and the state is the
