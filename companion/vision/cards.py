@@ -611,20 +611,23 @@ def joined_nox_halves(balanced: Image, read: Detections, models_dir: Path) -> De
 
 
 NOX_RESIZE_SMALL = 0.8
+NOX_RESIZE_LARGE = 1.2
 NOX_RESIZE_NEAR = 4
 NOX_RESIZE_SURE = 0.95
-"""An unsure Nox card (under ``UNSURE``) outlined under ``NOX_RESIZE_SMALL`` of the
-area of its ``NOX_RESIZE_NEAR`` nearest cards (median width and height) is read again
-through a card-sized outline round its middle, along its own sides (then, if none
-reads sure, along its nearest card's), as is and fitted to the card's edges; the
-surest reading at ``NOX_RESIZE_SURE`` or surer is kept, unless that outline shows a
-hand (``HAND_OVER_CARD`` more skin than the usual card: dev 60402, fingers over a card
-read 10 at 0.999). A card outlined a third short of its edges reads no number surely
-(dev 60105: a 6 outlined 21×27 px of its 31×40 read 13 at 0.28). Dev 60000-60199
-normal, 60600-60699 normal and 60500-60599 hard: 4 cards read again so, all right.
-Outlines larger than a card were tried too, trimmed to a card in each corner: of 8
-read so on hard 60500-60599, 2 were wrong (a blurred 7 read 5 at 0.99, a sleeve read
-6 at 0.98), so they are not."""
+"""An unsure Nox card (under ``UNSURE``) outlined under ``NOX_RESIZE_SMALL`` or over
+``NOX_RESIZE_LARGE`` times the area of its ``NOX_RESIZE_NEAR`` nearest cards (median
+width and height) is read again through card-sized outlines along its own sides (then,
+if none reads sure, along its nearest card's): round its middle and, for a larger
+outline, in each of its corners, as is and fitted to the card's edges. The surest
+reading at ``NOX_RESIZE_SURE`` or surer is kept, unless that outline shows a hand
+(``HAND_OVER_CARD`` more skin than the usual card: dev 60402, fingers over a card read
+10 at 0.999) or, for a larger outline, it names another number than the card's first
+reading (trimmed outlines on hard 60500-60599 read a blurred 7 as 5 at 0.99 and a
+sleeve as 6 at 0.98, their first readings 12 and 11). A card outlined a third short of
+its edges reads no number surely (dev 60105: a 6 outlined 21×27 px of its 31×40 read
+13 at 0.28), nor one outlined onto a hand beside it (dev 60134: a 4 read 0.40). Dev
+60000-60199, 60600-60699 normal and 60500-60599 hard: 8 cards read again so, all
+right."""
 
 
 def _skin_share(balanced: Image, quad: npt.NDArray[np.float32]) -> float:
@@ -635,6 +638,12 @@ def _skin_share(balanced: Image, quad: npt.NDArray[np.float32]) -> float:
     return float((lab[..., 1].astype(np.int16) - 128 >= SKIN_RED).mean())
 
 
+def _sides_area(quad: npt.NDArray[np.float32]) -> float:
+    """Width times height of ``quad`` (its mean opposite sides)."""
+    _, right, down = _sides(quad)
+    return float(np.linalg.norm(right) * np.linalg.norm(down))
+
+
 def _sides(quad: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.float64], ...]:
     """Centre, right and down vectors (a full side each) of ``quad``."""
     q = np.asarray(quad, np.float64).reshape(4, 2)
@@ -643,8 +652,8 @@ def _sides(quad: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.float64], ...]
 
 def nox_cards_at_card_size(balanced: Image, read: Detections, models_dir: Path
                            ) -> Detections:
-    """``read`` with each unsure Nox card outlined far smaller than a card read again
-    through a card-sized outline (``NOX_RESIZE_SMALL``), kept when sure
+    """``read`` with each unsure Nox card outlined far smaller or larger than a card read
+    again through card-sized outlines (``NOX_RESIZE_SMALL``), kept when sure
     (``NOX_RESIZE_SURE``)."""
     cards = [i for i in read if read.kinds[i] == "nox_card"]
     doubtful = [i for i in cards if float(read.confidences[i]) < UNSURE]
@@ -662,7 +671,7 @@ def nox_cards_at_card_size(balanced: Image, read: Detections, models_dir: Path
         heights = [max(np.linalg.norm(sides[k][1]), np.linalg.norm(sides[k][2])) for k in near]
         w, h = float(np.median(widths)), float(np.median(heights))
         area = float(np.linalg.norm(right) * np.linalg.norm(down))
-        if area < NOX_RESIZE_SMALL * w * h:
+        if area < NOX_RESIZE_SMALL * w * h or area > NOX_RESIZE_LARGE * w * h:
             sized[i] = (w, h, near)
     changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
     for own in (True, False):  # along its own sides first: its axis places it in a kitty
@@ -675,15 +684,22 @@ def nox_cards_at_card_size(balanced: Image, read: Detections, models_dir: Path
             across, along = (r, d) if np.linalg.norm(r) <= np.linalg.norm(d) else (d, r)
             u = across / max(float(np.linalg.norm(across)), 1e-9) * w / 2
             v = along / max(float(np.linalg.norm(along)), 1e-9) * h / 2
-            outline = portrait_first(np.float32([centre - u - v, centre + u - v,
-                                                 centre + u + v, centre - u + v]), model.size)
-            tries += [(i, outline)] + [(i, fitted) for fitted in fit_card_outline(
-                smooth, outline, aspect=PIECE_ASPECT["nox_card"])]
+            spare_u = max(float(np.linalg.norm(across)) / w - 1, 0.0)
+            spare_v = max(float(np.linalg.norm(along)) / h - 1, 0.0)
+            middles = [centre] + [centre + a * spare_u * u + b * spare_v * v
+                                  for a in (-1, 1) for b in (-1, 1) if spare_u or spare_v]
+            for m in middles:  # an outline larger than a card: the card in a corner
+                outline = portrait_first(np.float32([m - u - v, m + u - v, m + u + v,
+                                                     m - u + v]), model.size)
+                tries += [(i, outline)] + [(i, fitted) for fitted in fit_card_outline(
+                    smooth, outline, aspect=PIECE_ASPECT["nox_card"])]
         if tries:
             changes.update({i: change for i, change in surer_readings(
                 read, balanced, model, tries).items()
                 if float(change[1].max()) >= NOX_RESIZE_SURE})
     usual = float(np.median([_skin_share(balanced, read.quads[i]) for i in cards]))
     changes = {i: change for i, change in changes.items()
-               if _skin_share(balanced, change[0]) - usual < HAND_OVER_CARD}
+               if _skin_share(balanced, change[0]) - usual < HAND_OVER_CARD
+               and (_sides_area(read.quads[i]) < NOX_RESIZE_SMALL * sized[i][0] * sized[i][1]
+                    or model.labels[int(np.argmax(change[1]))] == read.labels[i])}
     return with_readings(read, model, changes)
