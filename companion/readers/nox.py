@@ -45,6 +45,10 @@ SEAT_GAP = math.radians(25)
 SEAT_DISTANCE = 1.0
 """A seat marker lies about a card's height behind its kitty (in the owner's
 direction); the marker nearest that point is the kitty's seat."""
+SEAT_REACH = 3.0
+"""When a seat's marker was not seen, a kitty whose seen marker lies further than this
+many card heights from where its player sits (``SEAT_DISTANCE`` behind it) is not that
+marker's: it takes an unseen seat by the seats' order round the table."""
 NEIGHBOUR_REACH = (1.8, 0.6)
 """Cards of one kitty lie side by side: a neighbour's centre is within this many card
 widths across and card heights along the card's own frame."""
@@ -162,6 +166,8 @@ def _name_groups(groups: list[list[int]], directions: list[float], frames: dict[
             for s, mark in enumerate(seat_marks):
                 costs[g, s] = float(np.linalg.norm(mark.xy - seat_at)) / size
         pairs = dict(assign(costs))
+        if seat_count(seat_marks, players) > len(seat_marks):  # a seat's marker unseen
+            pairs = {g: s for g, s in pairs.items() if costs[g, s] <= SEAT_REACH}
         named = seat_names(pairs, seat_marks, players, directions, "a kitty", result.notes,
                            clockwise=True)  # kitties lie round the table in seat order
         names = []

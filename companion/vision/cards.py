@@ -597,3 +597,151 @@ def across_neighbour(quads: Sequence[npt.NDArray[np.float32]]) -> list[int]:
         if beyond and (square[j] or abs(down[k] @ down[j]) < ACROSS_COS * heights[k] * heights[j]):
             out.append(int(k))
     return out
+
+
+NOX_PART = 0.8
+NOX_JOINED = (0.75, 1.3)
+NOX_HALVES_REACH = 1.0
+NOX_HALVES_SURE = 0.95
+"""Two Nox card outlines each under ``NOX_PART`` of the median Nox card's area (image
+pixels), whose middles lie within ``NOX_HALVES_REACH`` card sizes (square root of that
+area) and whose rectangle round both covers ``NOX_JOINED`` of a card, are the two parts
+of one card the locator cut apart, if that rectangle (or its outline fitted to the
+card's edges) reads ``NOX_HALVES_SURE`` or surer: they become that one card. Split
+parts otherwise read as two cards, one often sure, and end in the wrong kitty (dev
+60007 normal: a 14 cut into parts read 14 at 0.83 facing sideways and 3 at 0.44)."""
+
+
+def joined_nox_halves(balanced: Image, read: Detections, models_dir: Path) -> Detections:
+    """``read`` with each pair of Nox card parts (``NOX_PART``) made the one card they
+    are, read through the rectangle round both or its fitted outline."""
+    cards = [i for i in read if read.kinds[i] == "nox_card"]
+    if len(cards) < 3 or not available_model("nox_card", models_dir):
+        return read
+    areas = {i: abs(float(cv2.contourArea(read.quads[i]))) for i in cards}
+    card = float(np.median(list(areas.values())))
+    if card <= 0:
+        return read
+    parts = [i for i in cards if areas[i] < NOX_PART * card]
+    least, most = NOX_JOINED
+    model = load_model("nox_card", models_dir)
+    smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
+    tries: list[tuple[int, npt.NDArray[np.float32]]] = []
+    other: dict[int, int] = {}
+    for k, i in enumerate(parts):
+        for j in parts[k + 1:]:
+            apart = float(np.linalg.norm(read.quads[i].mean(axis=0) - read.quads[j].mean(axis=0)))
+            if apart > NOX_HALVES_REACH * math.sqrt(card) or i in other or j in other:
+                continue
+            both = np.asarray(cv2.boxPoints(cv2.minAreaRect(np.concatenate(
+                [read.quads[i], read.quads[j]]))), np.float32)
+            if not least <= abs(float(cv2.contourArea(both))) / card <= most:
+                continue
+            outline = portrait_first(both, model.size)
+            tries += [(i, outline)] + [(i, fitted) for fitted in fit_card_outline(
+                smooth, outline, aspect=PIECE_ASPECT["nox_card"])]
+            other[i] = j
+    if not tries:
+        return read
+    changes = {i: change for i, change in surer_readings(read, balanced, model, tries).items()
+               if float(change[1].max()) >= NOX_HALVES_SURE}
+    if not changes:
+        return read
+    joined = with_readings(read, model, changes)
+    other_halves = {other[i] for i in changes}
+    return joined.select([i for i in joined if i not in other_halves])
+
+
+NOX_RESIZE_SMALL = 0.8
+NOX_RESIZE_LARGE = 1.2
+NOX_RESIZE_NEAR = 4
+NOX_RESIZE_SURE = 0.95
+"""An unsure Nox card (under ``UNSURE``) outlined under ``NOX_RESIZE_SMALL`` or over
+``NOX_RESIZE_LARGE`` times the area of its ``NOX_RESIZE_NEAR`` nearest cards (median
+width and height) is read again through card-sized outlines along its own sides (then,
+if none reads sure, along its nearest card's): round its middle and, for a larger
+outline, in each of its corners, as is and fitted to the card's edges. The surest
+reading at ``NOX_RESIZE_SURE`` or surer is kept, unless that outline shows a hand
+(``HAND_OVER_CARD`` more skin than the usual card: dev 60402, fingers over a card read
+10 at 0.999) or, for a larger outline, it names another number than the card's first
+reading (trimmed outlines on hard 60500-60599 read a blurred 7 as 5 at 0.99 and a
+sleeve as 6 at 0.98, their first readings 12 and 11). A card outlined a third short of
+its edges reads no number surely (dev 60105: a 6 outlined 21×27 px of its 31×40 read
+13 at 0.28), nor one outlined onto a hand beside it (dev 60134: a 4 read 0.40). Dev
+60000-60199, 60600-60699 normal and 60500-60599 hard: 8 cards read again so, all
+right."""
+
+
+def _skin_share(balanced: Image, quad: npt.NDArray[np.float32]) -> float:
+    """The share of the outline's pixels in a hand's colour (``locate.SKIN_RED``)."""
+    from companion.vision.locate import SKIN_RED
+
+    lab = cv2.cvtColor(rectify(balanced, quad, size=HAND_CROP), cv2.COLOR_BGR2LAB)
+    return float((lab[..., 1].astype(np.int16) - 128 >= SKIN_RED).mean())
+
+
+def _sides_area(quad: npt.NDArray[np.float32]) -> float:
+    """Width times height of ``quad`` (its mean opposite sides)."""
+    _, right, down = _sides(quad)
+    return float(np.linalg.norm(right) * np.linalg.norm(down))
+
+
+def _sides(quad: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.float64], ...]:
+    """Centre, right and down vectors (a full side each) of ``quad``."""
+    q = np.asarray(quad, np.float64).reshape(4, 2)
+    return q.mean(axis=0), ((q[1] - q[0]) + (q[2] - q[3])) / 2, ((q[3] - q[0]) + (q[2] - q[1])) / 2
+
+
+def nox_cards_at_card_size(balanced: Image, read: Detections, models_dir: Path
+                           ) -> Detections:
+    """``read`` with each unsure Nox card outlined far smaller or larger than a card read
+    again through card-sized outlines (``NOX_RESIZE_SMALL``), kept when sure
+    (``NOX_RESIZE_SURE``)."""
+    cards = [i for i in read if read.kinds[i] == "nox_card"]
+    doubtful = [i for i in cards if float(read.confidences[i]) < UNSURE]
+    if len(cards) < 3 or not doubtful or not available_model("nox_card", models_dir):
+        return read
+    model = load_model("nox_card", models_dir)
+    smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
+    sides = {i: _sides(read.quads[i]) for i in cards}
+    sized: dict[int, tuple[float, float, list[int]]] = {}
+    for i in doubtful:
+        centre, right, down = sides[i]
+        near = sorted((k for k in cards if k != i),
+                      key=lambda k: float(np.linalg.norm(sides[k][0] - centre)))[:NOX_RESIZE_NEAR]
+        widths = [min(np.linalg.norm(sides[k][1]), np.linalg.norm(sides[k][2])) for k in near]
+        heights = [max(np.linalg.norm(sides[k][1]), np.linalg.norm(sides[k][2])) for k in near]
+        w, h = float(np.median(widths)), float(np.median(heights))
+        area = float(np.linalg.norm(right) * np.linalg.norm(down))
+        if area < NOX_RESIZE_SMALL * w * h or area > NOX_RESIZE_LARGE * w * h:
+            sized[i] = (w, h, near)
+    changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
+    for own in (True, False):  # along its own sides first: its axis places it in a kitty
+        tries: list[tuple[int, npt.NDArray[np.float32]]] = []
+        for i, (w, h, near) in sized.items():
+            if i in changes:
+                continue
+            centre, right, down = sides[i]
+            r, d = (right, down) if own else (sides[near[0]][1], sides[near[0]][2])
+            across, along = (r, d) if np.linalg.norm(r) <= np.linalg.norm(d) else (d, r)
+            u = across / max(float(np.linalg.norm(across)), 1e-9) * w / 2
+            v = along / max(float(np.linalg.norm(along)), 1e-9) * h / 2
+            spare_u = max(float(np.linalg.norm(across)) / w - 1, 0.0)
+            spare_v = max(float(np.linalg.norm(along)) / h - 1, 0.0)
+            middles = [centre] + [centre + a * spare_u * u + b * spare_v * v
+                                  for a in (-1, 1) for b in (-1, 1) if spare_u or spare_v]
+            for m in middles:  # an outline larger than a card: the card in a corner
+                outline = portrait_first(np.float32([m - u - v, m + u - v, m + u + v,
+                                                     m - u + v]), model.size)
+                tries += [(i, outline)] + [(i, fitted) for fitted in fit_card_outline(
+                    smooth, outline, aspect=PIECE_ASPECT["nox_card"])]
+        if tries:
+            changes.update({i: change for i, change in surer_readings(
+                read, balanced, model, tries).items()
+                if float(change[1].max()) >= NOX_RESIZE_SURE})
+    usual = float(np.median([_skin_share(balanced, read.quads[i]) for i in cards]))
+    changes = {i: change for i, change in changes.items()
+               if _skin_share(balanced, change[0]) - usual < HAND_OVER_CARD
+               and (_sides_area(read.quads[i]) < NOX_RESIZE_SMALL * sized[i][0] * sized[i][1]
+                    or model.labels[int(np.argmax(change[1]))] == read.labels[i])}
+    return with_readings(read, model, changes)

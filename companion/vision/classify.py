@@ -38,6 +38,8 @@ from companion.vision.cards import (
     cards_checked_on_sheets,
     cards_under_a_hand,
     joined_card_halves,
+    joined_nox_halves,
+    nox_cards_at_card_size,
     scoring_cards_by_number,
     scoring_cards_enlarged,
     split_card_pairs,
@@ -429,6 +431,9 @@ def classify(image: Image, detections: Detections, *, game: str,
         read = without_strays(read, balanced, "catbox_card")
         read = cards_under_a_hand(without_cards_on_nothing(read), balanced)
     if game == "nox":
+        if use_classifier:
+            read = nox_cards_at_card_size(balanced, joined_nox_halves(
+                balanced, read, models_dir), models_dir)
         read = without_strays(read, balanced, "nox_card")
     if game == "rox":
         if use_classifier:

@@ -188,6 +188,50 @@ def test_a_doubtful_nox_card_far_from_the_kitties_and_unlike_them_is_no_card(see
     assert compare(scene, reading).state, reading.state
 
 
+def test_a_nox_kitty_far_from_every_seen_seat_marker_takes_the_unseen_seat() -> None:
+    """Dev 60503 (hard): seat marker 10 unread, the kitty in front of it was matched to
+    marker 11, 9.7 card heights from where its player sits, and named Sofia. Past
+    ``SEAT_REACH`` it takes the unseen seat, Marie's, and the state is the scene's."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("nox", seed=60503, difficulty="hard")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="nox", players=players, caller=caller).reading
+    assert compare(scene, reading).state, reading.state
+
+
+@pytest.mark.parametrize("seed", [60105, 60134])
+def test_a_nox_card_outlined_far_off_a_cards_size_is_read_at_a_cards_size(seed: int) -> None:
+    """Dev 60105 (normal): a lone 6 outlined 21×27 px of its 31×40 read 13 at 0.28, its
+    kitty empty; dev 60134: a 4 outlined onto the hand beside it read 0.40. Read through
+    a card-sized outline each is sure and right, and the state is the scene's."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("nox", seed=seed, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="nox", players=players, caller=caller).reading
+    assert compare(scene, reading).state, reading.state
+    assert not [u for u in reading.unknown if u["what"] == "nox card"]
+
+
+@pytest.mark.parametrize("seed", [60007, 60606])
+def test_a_nox_card_the_locator_cut_in_two_is_read_as_one(seed: int) -> None:
+    """Dev 60007 (normal): a 14 cut into parts read 14 facing sideways and 3 (unsure),
+    the 14 grouped into the next kitty; dev 60606: a 7 cut into parts read 5 and 7, a
+    kitty of their own. Joined, each is one card in its kitty and the state is the
+    scene's."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("nox", seed=seed, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="nox", players=players, caller=caller).reading
+    assert compare(scene, reading).state, reading.state
+    assert not reading.unknown
+
+
 def test_a_rox_centre_read_barely_surer_than_its_alternative_is_unknown() -> None:
     """Dev 60456 (normal): a fire card's stone washed out by glare reads magic at 0.60
     (fire 0.39); the element card model reads right centres from about 0.84 on, so the
