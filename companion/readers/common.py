@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.calibration.markers import SEAT_IDS, Marker
-from companion.vision.detections import MIN_CONFIDENCE, Detections
+from companion.vision.detections import MIN_CONFIDENCE, Detections, quad_axes
 
 Vec = npt.NDArray[np.float64]
 
@@ -84,10 +84,7 @@ class Frame:
 
 
 def frame(quad: npt.ArrayLike) -> Frame:
-    q = np.asarray(quad, np.float64).reshape(4, 2)
-    right = ((q[1] - q[0]) + (q[2] - q[3])) / 2
-    down = ((q[3] - q[0]) + (q[2] - q[1])) / 2
-    return Frame(q.mean(axis=0), right, down)
+    return Frame(*quad_axes(quad))
 
 
 def unsure(detections: Detections, i: int, what: str) -> dict[str, Any] | None:

@@ -24,6 +24,7 @@ from companion.vision.detections import (
     MIN_CONFIDENCE,
     Detections,
     cut_across,
+    quad_axes,
     rectify,
     rotate_quad,
     side_lengths,
@@ -34,6 +35,7 @@ from companion.vision.reading import (
     PROBABILITIES,
     UNSURE,
     Image,
+    Model,
     available_model,
     down_vector,
     load_model,
@@ -347,19 +349,22 @@ a 3 read 2 at 0.93 under a hand, 0.38 (and the 2 beside it, read right, 0.33); d
 60259 hard: a 4 half under a hand read right at 0.88, 0.46 (now unknown)."""
 
 
+def _skin_share(balanced: Image, quad: npt.NDArray[np.float32]) -> float:
+    """The share of the outline's pixels in a hand's colour (``locate.SKIN_RED``)."""
+    from companion.vision.locate import SKIN_RED
+
+    lab = cv2.cvtColor(rectify(balanced, quad, size=HAND_CROP), cv2.COLOR_BGR2LAB)
+    return float((lab[..., 1].astype(np.int16) - 128 >= SKIN_RED).mean())
+
+
 def cards_under_a_hand(read: Detections, balanced: Image) -> Detections:
     """The Cat in the Box cards partly under a hand (``HAND_OVER_CARD``) marked in
     ``data["under_hand"]``, for the reader to report their numbers unknown: the card
     model reads a number from the part it sees, often surely and wrong."""
-    from companion.vision.locate import SKIN_RED
-
     cards = [i for i in read if read.kinds[i] == "catbox_card"]
     if len(cards) < 2:
         return read
-    shares = []
-    for i in cards:
-        lab = cv2.cvtColor(rectify(balanced, read.quads[i], size=HAND_CROP), cv2.COLOR_BGR2LAB)
-        shares.append(float((lab[..., 1].astype(np.int16) - 128 >= SKIN_RED).mean()))
+    shares = [_skin_share(balanced, read.quads[i]) for i in cards]
     usual = float(np.median(shares))
     covered = {i for i, share in zip(cards, shares, strict=True)
                if share - usual >= HAND_OVER_CARD}
@@ -404,14 +409,23 @@ def joined_card_halves(balanced: Image, read: Detections, models_dir: Path) -> D
     if not pairs:
         return read
     model = load_model("catbox_card", models_dir)
-    changes = {i: change for i, change in surer_readings(
-        read, balanced, model,
-        [(i, portrait_first(both, model.size)) for i, (_, both) in pairs.items()]).items()
-        if float(change[1].max()) >= CARD_HALVES_SURE}
+    return _parts_joined(read, balanced, model, [
+        (i, portrait_first(both, model.size)) for i, (_, both) in pairs.items()],
+        {i: j for i, (j, _) in pairs.items()}, CARD_HALVES_SURE)
+
+
+def _parts_joined(read: Detections, balanced: Image, model: Model,
+                  tries: list[tuple[int, npt.NDArray[np.float32]]], other: dict[int, int],
+                  sure: float) -> Detections:
+    """``read`` with each part ``i`` of ``tries`` whose outlines round it and its
+    ``other[i]`` read ``sure`` or surer made that one card (the surest reading), and
+    the other part dropped."""
+    changes = {i: change for i, change in surer_readings(read, balanced, model, tries).items()
+               if float(change[1].max()) >= sure}
     if not changes:
         return read
     joined = with_readings(read, model, changes)
-    other_halves = {pairs[i][0] for i in changes}
+    other_halves = {other[i] for i in changes}
     return joined.select([i for i in joined if i not in other_halves])
 
 
@@ -643,13 +657,7 @@ def joined_nox_halves(balanced: Image, read: Detections, models_dir: Path) -> De
             other[i] = j
     if not tries:
         return read
-    changes = {i: change for i, change in surer_readings(read, balanced, model, tries).items()
-               if float(change[1].max()) >= NOX_HALVES_SURE}
-    if not changes:
-        return read
-    joined = with_readings(read, model, changes)
-    other_halves = {other[i] for i in changes}
-    return joined.select([i for i in joined if i not in other_halves])
+    return _parts_joined(read, balanced, model, tries, other, NOX_HALVES_SURE)
 
 
 NOX_RESIZE_SMALL = 0.8
@@ -672,26 +680,6 @@ its edges reads no number surely (dev 60105: a 6 outlined 21×27 px of its 31×4
 right."""
 
 
-def _skin_share(balanced: Image, quad: npt.NDArray[np.float32]) -> float:
-    """The share of the outline's pixels in a hand's colour (``locate.SKIN_RED``)."""
-    from companion.vision.locate import SKIN_RED
-
-    lab = cv2.cvtColor(rectify(balanced, quad, size=HAND_CROP), cv2.COLOR_BGR2LAB)
-    return float((lab[..., 1].astype(np.int16) - 128 >= SKIN_RED).mean())
-
-
-def _sides_area(quad: npt.NDArray[np.float32]) -> float:
-    """Width times height of ``quad`` (its mean opposite sides)."""
-    _, right, down = _sides(quad)
-    return float(np.linalg.norm(right) * np.linalg.norm(down))
-
-
-def _sides(quad: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.float64], ...]:
-    """Centre, right and down vectors (a full side each) of ``quad``."""
-    q = np.asarray(quad, np.float64).reshape(4, 2)
-    return q.mean(axis=0), ((q[1] - q[0]) + (q[2] - q[3])) / 2, ((q[3] - q[0]) + (q[2] - q[1])) / 2
-
-
 def nox_cards_at_card_size(balanced: Image, read: Detections, models_dir: Path
                            ) -> Detections:
     """``read`` with each unsure Nox card outlined far smaller or larger than a card read
@@ -703,8 +691,9 @@ def nox_cards_at_card_size(balanced: Image, read: Detections, models_dir: Path
         return read
     model = load_model("nox_card", models_dir)
     smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
-    sides = {i: _sides(read.quads[i]) for i in cards}
+    sides = {i: quad_axes(read.quads[i]) for i in cards}
     sized: dict[int, tuple[float, float, list[int]]] = {}
+    small: set[int] = set()  # outlined smaller than a card (else larger)
     for i in doubtful:
         centre, right, down = sides[i]
         near = sorted((k for k in cards if k != i),
@@ -715,6 +704,8 @@ def nox_cards_at_card_size(balanced: Image, read: Detections, models_dir: Path
         area = float(np.linalg.norm(right) * np.linalg.norm(down))
         if area < NOX_RESIZE_SMALL * w * h or area > NOX_RESIZE_LARGE * w * h:
             sized[i] = (w, h, near)
+            if area < NOX_RESIZE_SMALL * w * h:
+                small.add(i)
     changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
     for own in (True, False):  # along its own sides first: its axis places it in a kitty
         tries: list[tuple[int, npt.NDArray[np.float32]]] = []
@@ -742,6 +733,5 @@ def nox_cards_at_card_size(balanced: Image, read: Detections, models_dir: Path
     usual = float(np.median([_skin_share(balanced, read.quads[i]) for i in cards]))
     changes = {i: change for i, change in changes.items()
                if _skin_share(balanced, change[0]) - usual < HAND_OVER_CARD
-               and (_sides_area(read.quads[i]) < NOX_RESIZE_SMALL * sized[i][0] * sized[i][1]
-                    or model.labels[int(np.argmax(change[1]))] == read.labels[i])}
+               and (i in small or model.labels[int(np.argmax(change[1]))] == read.labels[i])}
     return with_readings(read, model, changes)

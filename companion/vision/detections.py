@@ -140,6 +140,14 @@ def side_lengths(quad: npt.ArrayLike) -> npt.NDArray[np.float64]:
     return out
 
 
+def quad_axes(quad: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
+                                             npt.NDArray[np.float64]]:
+    """A quad's centre and its right and down vectors (each the mean of two opposite
+    sides: a full side long), image pixels."""
+    q = np.asarray(quad, np.float64).reshape(4, 2)
+    return q.mean(axis=0), ((q[1] - q[0]) + (q[2] - q[3])) / 2, ((q[3] - q[0]) + (q[2] - q[1])) / 2
+
+
 def quad_iou(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
     """Intersection over union of two convex quads (image pixels)."""
     pa = np.asarray(a, np.float32).reshape(4, 2)

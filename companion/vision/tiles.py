@@ -19,6 +19,7 @@ from companion.vision.align import fit_card_outline
 from companion.vision.detections import (
     Detections,
     cut_across,
+    quad_axes,
     quad_iou,
     reach_circles,
     rectify,
@@ -264,16 +265,13 @@ def _sheared(quad: npt.NDArray[np.float32], shear: float, *, narrowed: bool
     """The parallelogram about ``quad``'s centre with its top and foot along the quad's
     and as far apart, its sides leaning by ``shear`` of that height along the foot; as
     long as the quad, or (``narrowed``) shorter by the lean, so it spans the quad."""
-    q = np.asarray(quad, np.float64).reshape(4, 2)
-    right = ((q[1] - q[0]) + (q[2] - q[3])) / 2
-    down = ((q[3] - q[0]) + (q[2] - q[1])) / 2
+    centre, right, down = quad_axes(quad)
     length = max(float(np.linalg.norm(right)), 1e-9)
     along = right / length
     across = down - float(down @ along) * along
     height = float(np.linalg.norm(across))
     width = max(length - abs(shear) * height, 0.3 * length) if narrowed else length
     side = across + shear * height * along
-    centre = q.mean(axis=0)
     half = width / 2 * along
     out: npt.NDArray[np.float32] = np.array(
         [centre - half - side / 2, centre + half - side / 2, centre + half + side / 2,
@@ -521,11 +519,9 @@ sides; the Nummix reader's touching bounds), lies beside it in one construct
 def _side_neighbour(sure: npt.NDArray[np.float32], other: npt.NDArray[np.float32]) -> bool:
     """Whether ``other``'s centre lies where a side neighbour touching the ``sure`` tile
     would (``FACING_ALONG``, ``FACING_ACROSS``), whichever way its own outline starts."""
-    q = np.asarray(sure, np.float64)
-    right = ((q[1] - q[0]) + (q[2] - q[3])) / 2
-    down = ((q[3] - q[0]) + (q[2] - q[1])) / 2
+    centre, right, down = quad_axes(sure)
     x, y = np.linalg.solve(np.stack([right, down], axis=1),
-                           np.asarray(other, np.float64).mean(axis=0) - q.mean(axis=0))
+                           np.asarray(other, np.float64).mean(axis=0) - centre)
     return any(abs(along - STEP_PITCH) <= FACING_ALONG and across <= FACING_ACROSS
                for along, across in ((abs(x), abs(y)), (abs(y), abs(x))))
 
