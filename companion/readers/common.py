@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.calibration.markers import SEAT_IDS, Marker
-from companion.vision.detections import MIN_CONFIDENCE, Detections, quad_axes
+from companion.vision.detections import JOINED, MIN_CONFIDENCE, Detections, quad_axes
 
 Vec = npt.NDArray[np.float64]
 
@@ -98,6 +98,9 @@ def unsure(detections: Detections, i: int, what: str) -> dict[str, Any] | None:
         why = f"low confidence {conf:.2f} for {label!r}"
         if alts:
             why += f" (alternatives: {alts})"
+        if detections.data.get(JOINED, (False,) * len(detections))[i]:
+            why += ("; its outline is over twice a card's size: two or three cards touching, "
+                    "read as one")
         return {"piece": i, "what": what, "why": why}
     return None
 

@@ -132,3 +132,20 @@ def test_a_card_outline_far_smaller_than_a_card_is_listed_unknown() -> None:
     assert compare(scene, read_scene(scene, dets)).state
     assert compare(scene, read).state, read.state.get("play")
     assert any(u["piece"] == len(dets) and "outline" in u["why"] for u in read.unknown)
+
+
+def test_cards_outlined_together_far_larger_than_a_card_are_reported_not_read() -> None:
+    """Dev 61124 (normal): three played cards (r8, r9, r11) outlined as one, over four
+    times a card's area, read g2 at 0.90. The play is not taken from it: the outline is
+    listed unknown, saying it holds touching cards. Single cards are not so marked."""
+    from companion.readers.photo import read_photo
+    from companion.vision.classify import classify
+    from companion.vision.detections import JOINED, Detections
+
+    scene = render_scene("qwixx", seed=61124, difficulty="normal")
+    photo = read_photo(scene.image, game="qwixx", players=list(scene.state["sheets"]))
+    assert photo.reading.state.get("play") is None or "g2" not in photo.reading.state["play"]
+    assert any("touching" in u["why"] for u in photo.reading.unknown if u["what"] == "card")
+    truth = detections_from_scene(scene)
+    read = classify(scene.image, Detections(truth.quads, truth.kinds), game="qwixx", ocr="off")
+    assert not any(read.data[JOINED])
