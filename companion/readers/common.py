@@ -266,6 +266,20 @@ def seat_names(pairs: Mapping[int, int], seat_marks: Sequence[SeatMark],
     return {g: seat_player(k, seat_marks, players) for g, k in seated.items()}
 
 
+def names_unseated(players: Sequence[str] | None, count: int, what: str, order: str,
+                   unknown: list[dict[str, Any]]) -> None:
+    """With names given and no seat seen (no seat marker, no table profile's seats),
+    which of the ``count`` items (``what``: "kitties", "sheets", "rows") is whose cannot
+    be seen: the names go on them in ``order`` by rule, and the reading says so (seat
+    markers too blurred to read pass otherwise as whole with every name turned one seat:
+    Nox dev 61134)."""
+    if players and count > 1:
+        unknown.append({"piece": None, "what": "seats",
+                        "why": f"no seat marker seen: the names given are put on the {what} "
+                               f"{order}; whose is whose cannot be seen in the photo (lay "
+                               "seat markers, or check the names)"})
+
+
 def seat_player(k: int, seat_marks: Sequence[SeatMark], players: Sequence[str] | None
                 ) -> str:
     """Seat ``k``'s player: the name its seen marker carries, else ``seat_name``."""

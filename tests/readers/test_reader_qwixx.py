@@ -38,6 +38,23 @@ def test_seat_markers_name_the_sheets() -> None:
         assert read.state["play"]["player"] == scene.state["play"]["player"]
 
 
+def test_names_given_with_no_seat_seen_leave_whose_sheet_unknown() -> None:
+    """Names given, no seat marker seen: the sheets take them left to right, and the
+    reading says whose is whose cannot be seen; one sheet, one name: nothing to say."""
+    scene = next(s for s in scenes("normal") if len(s.state["sheets"]) >= 2)
+    names = list(scene.state["sheets"])
+    plain = [m for m in scene.markers if m["id"] < 10]
+    read = read_state("qwixx", detections_from_scene(scene), image_shape=scene.image.shape,
+                      markers=plain, players=names)
+    seats = [u for u in read.unknown if u["what"] == "seats"]
+    assert len(seats) == 1 and "left to right" in seats[0]["why"] and not read.complete
+    assert sorted(read.state["sheets"]) == sorted(names)
+    dets = detections_from_scene(scene)
+    one = dets.select([next(i for i in dets if dets.kinds[i] == "qwixx_sheet")])
+    alone = read_state("qwixx", one, image_shape=scene.image.shape, players=names[:1])
+    assert not any(u["what"] == "seats" for u in alone.unknown)
+
+
 def test_a_seat_marker_not_seen_leaves_its_sheet_to_its_seat() -> None:
     """A blurred seat marker may go unseen (dev scene 61001): the sheet with no marker
     is the missing seat's, from the seats' order round the display in the table's middle,
