@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.calibration.markers import SEAT_IDS, Marker
-from companion.vision.detections import MIN_CONFIDENCE, Detections, quad_axes
+from companion.vision.detections import JOINED, MIN_CONFIDENCE, Detections, quad_axes
 
 Vec = npt.NDArray[np.float64]
 
@@ -98,6 +98,9 @@ def unsure(detections: Detections, i: int, what: str) -> dict[str, Any] | None:
         why = f"low confidence {conf:.2f} for {label!r}"
         if alts:
             why += f" (alternatives: {alts})"
+        if detections.data.get(JOINED, (False,) * len(detections))[i]:
+            why += ("; its outline is over twice a card's size: two or three cards touching, "
+                    "read as one")
         return {"piece": i, "what": what, "why": why}
     return None
 
@@ -261,6 +264,20 @@ def seat_names(pairs: Mapping[int, int], seat_marks: Sequence[SeatMark],
     seated = seat_numbers(pairs, seat_marks, players, directions, what, notes,
                           clockwise=clockwise)
     return {g: seat_player(k, seat_marks, players) for g, k in seated.items()}
+
+
+def names_unseated(players: Sequence[str] | None, count: int, what: str, order: str,
+                   unknown: list[dict[str, Any]]) -> None:
+    """With names given and no seat seen (no seat marker, no table profile's seats),
+    which of the ``count`` items (``what``: "kitties", "sheets", "rows") is whose cannot
+    be seen: the names go on them in ``order`` by rule, and the reading says so (seat
+    markers too blurred to read pass otherwise as whole with every name turned one seat:
+    Nox dev 61134)."""
+    if players and count > 1:
+        unknown.append({"piece": None, "what": "seats",
+                        "why": f"no seat marker seen: the names given are put on the {what} "
+                               f"{order}; whose is whose cannot be seen in the photo (lay "
+                               "seat markers, or check the names)"})
 
 
 def seat_player(k: int, seat_marks: Sequence[SeatMark], players: Sequence[str] | None

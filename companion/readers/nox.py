@@ -33,6 +33,7 @@ from companion.readers.common import (
     indices,
     linked_groups,
     mean_angle,
+    names_unseated,
     seat_count,
     seat_names,
     seats,
@@ -187,4 +188,6 @@ def _name_groups(groups: list[list[int]], directions: list[float], frames: dict[
         names[g] = given[k] if given else f"P{k + 1}"
     result.notes.append("no seat markers: players named clockwise from the seat nearest "
                         "the camera")
+    names_unseated(given, len(groups), "kitties",
+                   "clockwise from the seat nearest the camera", result.unknown)
     return names

@@ -28,6 +28,7 @@ from companion.readers.common import (
     frame,
     indices,
     marker_list,
+    names_unseated,
     seat_numbers,
     seat_player,
     seats,
@@ -89,6 +90,8 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
         if len(order) > 1:
             result.notes.append("no seat markers: sheets named left to right as their "
                                 "players read them")
+        names_unseated(given, len(order), "sheets", "left to right as their players read them",
+                       result.unknown)
     out: dict[str, dict[str, Any]] = {}
     for name, i in order:
         sheet = _sheet(detections, i, result)

@@ -21,6 +21,7 @@ import numpy.typing as npt
 from companion.synth.pieces import PIECE_MM
 from companion.vision.align import fit_card_outline
 from companion.vision.detections import (
+    JOINED,
     MIN_CONFIDENCE,
     Detections,
     cut_across,
@@ -72,6 +73,22 @@ by side, one turned a little, the straight cut leaves the turned one's half unsu
 60027: a y7 and a y8 read as one y12 at 0.88; halves y7 at 1.00 and y6 at 0.46). The
 unsure half is read again through outlines fitted to the photo, or reported unsure,
 like any card."""
+
+
+JOINED_AREA = 2.2
+JOINED_CONFIDENCE = 0.45
+"""An outline ``split_card_pairs`` leaves whole though its area is ``JOINED_AREA`` times
+its neighbours' or more is read no surer than ``JOINED_CONFIDENCE`` (under the readers'
+bar, ``MIN_CONFIDENCE``): it holds two or three cards whose halves read unsure, and its
+reading names one number for them, often surely (dev 61014: b9 and b8 read b2 at 0.93;
+61124: r8, r9, r11 read g2 at 0.90; 61149: y5 and y6 read y12 at 0.84, ratios 3.07,
+4.07, 2.37). Unsplit outlines of one card, Qwixx dev 60000-60059 and 61000-61099
+normal: ratio at most 1.84; hard 60500-60539: 2.77 and 2.21, both read wrong. Cutting
+such outlines again with each part fitted to the photo read parts surely wrong (r12
+at 0.97 for an r8), so they are reported, not guessed. ``data[JOINED]`` marks them.
+Qwixx only: a Nox card outlined with its stack's peeking cards measures up to 4.5
+times its neighbours (dev 60500 hard) and still reads right surely."""
+JOINED_KINDS = ("qwixx_card",)
 
 
 PAIR_NEIGHBOURS = 4
@@ -213,6 +230,7 @@ def split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
     ``PAIR_AREA``, ``PAIR_SURE``): the locator gives touching cards one outline now and
     then, read as one number (often surely) and lost as a stack or a play's card."""
     split: dict[int, list[npt.NDArray[np.float32]]] = {}
+    joined: set[int] = set()  # left whole though far larger than a card (JOINED_AREA)
     for kind in SPLIT_KINDS:
         rows = [i for i in detections if detections.kinds[i] == kind]
         if len(rows) < 3 or not available_model(kind, models_dir):
@@ -233,6 +251,8 @@ def split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
                 candidates.append((i, [portrait_first(part, model.size) for part in
                                        cut_across(detections.quads[i], count)],
                                    1 if twice else max(2, count - 1)))
+                if kind in JOINED_KINDS and areas[k] >= JOINED_AREA * usual:
+                    joined.add(i)
         readings = iter(read_quads(model, balanced, [p for _, ps, _ in candidates for p in ps]))
         for i, parts, needed in candidates:
             read = [next(readings) for _ in parts]
@@ -241,11 +261,13 @@ def split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
             if len(downs) >= needed and all(
                     downs[0] @ d > 0 for d in downs[1:]):
                 split[i] = parts
+    marked = detections.with_fields(data={**detections.data, JOINED: tuple(
+        i in joined and i not in split for i in detections)})
     if not split:
-        return detections
+        return marked
     order = [i for i in detections for _ in split.get(i, [None])]
     quads = np.stack([q for i in detections for q in split.get(i, [detections.quads[i]])])
-    return detections.select(order).with_fields(quads=quads)
+    return marked.select(order).with_fields(quads=quads)
 
 
 TRIM_AREA = 1.3

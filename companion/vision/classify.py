@@ -33,6 +33,7 @@ from companion.vision.board import (
     without_doubtful_tokens,
 )
 from companion.vision.cards import (
+    JOINED_CONFIDENCE,
     PAIR_KINDS,
     across_neighbour,
     cards_checked_on_sheets,
@@ -48,7 +49,7 @@ from companion.vision.cards import (
     without_printed_boxes,
 )
 from companion.vision.colour import apply_gains, white_gains
-from companion.vision.detections import MIN_CONFIDENCE, Detections, rectify, rotate_quad
+from companion.vision.detections import JOINED, MIN_CONFIDENCE, Detections, rectify, rotate_quad
 from companion.vision.reading import (
     EDGE_FITS,
     MODELS_DIR,
@@ -349,6 +350,7 @@ def classify(image: Image, detections: Detections, *, game: str,
         detections.data.get("alternatives", ((),) * n))
     probabilities: list[Any] = [None] * n  # PROBABILITIES: for Tesseract, asked last
     doubted: list[Any] = [None] * n  # DOUBTED: sure readings that nudged outlines doubt
+    joined = detections.data.get(JOINED, (False,) * n)
     for kind in sorted(set(detections.kinds)):
         rows = [i for i in range(n) if detections.kinds[i] == kind]
         if not available_model(kind, models_dir):
@@ -386,6 +388,10 @@ def classify(image: Image, detections: Detections, *, game: str,
             for k, least in _doubted_unless_nudges_agree(model, balanced, kind, starts,
                                                          readings).items():
                 doubted[rows[k]] = least
+        for i in rows:  # two or three cards in one outline: not one card's reading
+            if joined[i]:
+                cap = np.full(len(model.labels), JOINED_CONFIDENCE)
+                doubted[i] = cap if doubted[i] is None else np.minimum(doubted[i], cap)
         for i, q, reading in zip(rows, starts, readings, strict=True):
             upright = rotate_quad(q, 2) if reading.turned else q
             quads[i] = upright

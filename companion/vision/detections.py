@@ -23,6 +23,10 @@ MIN_CONFIDENCE = 0.5
 """A piece read with less confidence than this is reported unknown, never guessed (the
 readers' bar; a Rox card's edge sureness is put on the same scale)."""
 
+JOINED = "joined"
+"""``Detections.data`` field: the outline holds two or three touching cards read as one
+(``vision.cards.JOINED_AREA``), so its reading is capped unsure and the reader says why."""
+
 
 @dataclass(frozen=True)
 class Detections:

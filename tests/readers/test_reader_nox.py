@@ -86,8 +86,9 @@ def test_unread_card_is_reported_not_guessed() -> None:
     read = read_state("nox", dets.with_fields(labels=tuple(labels), confidences=conf),
                       image_shape=scene.image.shape, markers=scene.markers,
                       players=scene.state["players"])
-    assert [u["piece"] for u in read.unknown] == [0, 1]
-    assert "low confidence" in read.unknown[1]["why"]
+    pieces = [u for u in read.unknown if u["piece"] is not None]
+    assert [u["piece"] for u in pieces] == [0, 1]
+    assert "low confidence" in pieces[1]["why"]
     assert not read.complete
     total = sum(len(k) for k in read.state["kitties"].values())
     assert total == sum(1 for k in dets.kinds if k == "nox_card") - 2
@@ -165,3 +166,24 @@ def test_one_seat_marker_seen_names_every_kitty_clockwise() -> None:
                               image_shape=scene.image.shape, markers=[kept],
                               players=scene.state["players"])
             assert read.state["kitties"] == nox_tops(scene.state), (scene.seed, kept["id"])
+
+
+def test_names_given_without_a_seat_seen_are_reported_as_unseen() -> None:
+    """Names given but no seat marker seen (dev 61134: all five too blurred by motion):
+    the kitties get the names clockwise from the seat nearest the camera, and the reading
+    says whose is whose cannot be seen, rather than passing as whole (there every name
+    was one seat off). With the seat markers seen, nothing is said."""
+    scene = next(s for s in scenes("normal") if any(m["id"] >= 10 for m in s.markers)
+                 and len(s.state["players"]) > 2)
+    seated = read_scene(scene)
+    assert not any(u["what"] == "seats" for u in seated.unknown)
+    unseated = read_state("nox", detections_from_scene(scene), image_shape=scene.image.shape,
+                          markers=[m for m in scene.markers if m["id"] < 10],
+                          players=scene.state["players"])
+    seats = [u for u in unseated.unknown if u["what"] == "seats"]
+    assert len(seats) == 1 and "no seat marker seen" in seats[0]["why"]
+    assert not unseated.complete and seats[0] in unseated.unread
+    assert sorted(unseated.state["kitties"]) == sorted(scene.state["players"])
+    unnamed = read_state("nox", detections_from_scene(scene), image_shape=scene.image.shape,
+                         markers=[m for m in scene.markers if m["id"] < 10])
+    assert not any(u["what"] == "seats" for u in unnamed.unknown)  # P1… by the rule

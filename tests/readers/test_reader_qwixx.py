@@ -38,6 +38,23 @@ def test_seat_markers_name_the_sheets() -> None:
         assert read.state["play"]["player"] == scene.state["play"]["player"]
 
 
+def test_names_given_with_no_seat_seen_leave_whose_sheet_unknown() -> None:
+    """Names given, no seat marker seen: the sheets take them left to right, and the
+    reading says whose is whose cannot be seen; one sheet, one name: nothing to say."""
+    scene = next(s for s in scenes("normal") if len(s.state["sheets"]) >= 2)
+    names = list(scene.state["sheets"])
+    plain = [m for m in scene.markers if m["id"] < 10]
+    read = read_state("qwixx", detections_from_scene(scene), image_shape=scene.image.shape,
+                      markers=plain, players=names)
+    seats = [u for u in read.unknown if u["what"] == "seats"]
+    assert len(seats) == 1 and "left to right" in seats[0]["why"] and not read.complete
+    assert sorted(read.state["sheets"]) == sorted(names)
+    dets = detections_from_scene(scene)
+    one = dets.select([next(i for i in dets if dets.kinds[i] == "qwixx_sheet")])
+    alone = read_state("qwixx", one, image_shape=scene.image.shape, players=names[:1])
+    assert not any(u["what"] == "seats" for u in alone.unknown)
+
+
 def test_a_seat_marker_not_seen_leaves_its_sheet_to_its_seat() -> None:
     """A blurred seat marker may go unseen (dev scene 61001): the sheet with no marker
     is the missing seat's, from the seats' order round the display in the table's middle,
@@ -132,3 +149,20 @@ def test_a_card_outline_far_smaller_than_a_card_is_listed_unknown() -> None:
     assert compare(scene, read_scene(scene, dets)).state
     assert compare(scene, read).state, read.state.get("play")
     assert any(u["piece"] == len(dets) and "outline" in u["why"] for u in read.unknown)
+
+
+def test_cards_outlined_together_far_larger_than_a_card_are_reported_not_read() -> None:
+    """Dev 61124 (normal): three played cards (r8, r9, r11) outlined as one, over four
+    times a card's area, read g2 at 0.90. The play is not taken from it: the outline is
+    listed unknown, saying it holds touching cards. Single cards are not so marked."""
+    from companion.readers.photo import read_photo
+    from companion.vision.classify import classify
+    from companion.vision.detections import JOINED, Detections
+
+    scene = render_scene("qwixx", seed=61124, difficulty="normal")
+    photo = read_photo(scene.image, game="qwixx", players=list(scene.state["sheets"]))
+    assert photo.reading.state.get("play") is None or "g2" not in photo.reading.state["play"]
+    assert any("touching" in u["why"] for u in photo.reading.unknown if u["what"] == "card")
+    truth = detections_from_scene(scene)
+    read = classify(scene.image, Detections(truth.quads, truth.kinds), game="qwixx", ocr="off")
+    assert not any(read.data[JOINED])

@@ -1166,7 +1166,7 @@ def test_tesseract_is_asked_last_and_only_about_pieces_still_unsure(monkeypatch)
     read = classify(image, found, game="nummix", ocr="auto")
     assert len(read) == len(tiles)  # the fingertip was dropped ...
     assert sum(asked) == sum(read.data["second_opinion"])  # ... and never sent to Tesseract
-    assert all(key in ("alternatives", "second_opinion", "front", "head")
+    assert all(key in ("alternatives", "second_opinion", "front", "head", "joined")
                for key in read.data), sorted(read.data)
 
     blank = np.full((200, 200, 3), (60, 90, 120), np.uint8)  # a tile with no number
