@@ -251,23 +251,67 @@ def split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
                 candidates.append((i, [portrait_first(part, model.size) for part in
                                        cut_across(detections.quads[i], count)],
                                    1 if twice else max(2, count - 1)))
-                if kind in JOINED_KINDS and areas[k] >= JOINED_AREA * usual:
+                if areas[k] >= JOINED_AREA * usual:
                     joined.add(i)
         readings = iter(read_quads(model, balanced, [p for _, ps, _ in candidates for p in ps]))
+        unsplit = []
         for i, parts, needed in candidates:
             read = [next(readings) for _ in parts]
-            downs = [down_vector(p, r.turned) for p, r in zip(parts, read, strict=True)
-                     if r.probs.max() >= PAIR_SURE]
-            if len(downs) >= needed and all(
-                    downs[0] @ d > 0 for d in downs[1:]):
+            if _parts_sure(parts, read, needed):
                 split[i] = parts
+            elif kind in FITTED_HALVES_KINDS and len(parts) == 2 and i in joined:
+                unsplit.append((i, parts))
+        split.update(_fitted_halves(balanced, unsplit, model, kind))
     marked = detections.with_fields(data={**detections.data, JOINED: tuple(
-        i in joined and i not in split for i in detections)})
+        i in joined and i not in split and detections.kinds[i] in JOINED_KINDS
+        for i in detections)})
     if not split:
         return marked
     order = [i for i in detections for _ in split.get(i, [None])]
     quads = np.stack([q for i in detections for q in split.get(i, [detections.quads[i]])])
     return marked.select(order).with_fields(quads=quads)
+
+
+def _parts_sure(parts: Sequence[npt.NDArray[np.float32]], read: Sequence[Any], needed: int
+                ) -> bool:
+    """At least ``needed`` of the ``parts`` read sure (``PAIR_SURE``), all facing one way."""
+    downs = [down_vector(p, r.turned) for p, r in zip(parts, read, strict=True)
+             if r.probs.max() >= PAIR_SURE]
+    return len(downs) >= needed and all(downs[0] @ d > 0 for d in downs[1:])
+
+
+FITTED_HALVES_KINDS = ("nox_card",)
+"""Kinds whose outline of two cards at ``JOINED_AREA`` times its neighbours' area or
+more, its straight halves unsure, is cut again with each half read through its outlines
+fitted to the photo (``_fitted_halves``): two cards of a kitty lying at different angles
+leave each straight half across both (dev 61129: an 8 and a 2 read as one 13 at 0.99;
+halves 0.87 and 0.76, fitted 1.00). From ``PAIR_TWICE_AREA`` (1.7) a single 15 at 1.73
+was cut into a sure 1 and another card (dev 60030). Not Qwixx: its staggered plays'
+fitted halves read surely wrong (dev 61124: r12 at 0.97 for an r8)."""
+
+
+def _fitted_halves(balanced: Image, unsplit: Sequence[tuple[int, list[npt.NDArray[np.float32]]]],
+                   model: Model, kind: str) -> dict[int, list[npt.NDArray[np.float32]]]:
+    """The outlines of ``unsplit`` (index, its two straight halves) whose halves, each
+    read through itself and its ``EDGE_FITS`` fitted outlines (the surest kept), hold
+    one sure half (``PAIR_SURE``), both facing one way: index -> the halves' outlines."""
+    if not unsplit:
+        return {}
+    smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
+    tries = [(i, k, outline) for i, parts in unsplit for k, part in enumerate(parts)
+             for outline in [part, *fit_card_outline(smooth, part, aspect=PIECE_ASPECT[kind],
+                                                     count=EDGE_FITS)]]
+    best: dict[tuple[int, int], tuple[npt.NDArray[np.float32], Any]] = {}
+    for (i, k, outline), r in zip(tries, read_quads(model, balanced, [t[2] for t in tries]),
+                                  strict=True):
+        if (i, k) not in best or r.probs.max() > best[(i, k)][1].probs.max():
+            best[(i, k)] = (outline, r)
+    out = {}
+    for i, _ in unsplit:
+        halves = [best[(i, 0)], best[(i, 1)]]
+        if _parts_sure([o for o, _ in halves], [r for _, r in halves], 1):
+            out[i] = [o for o, _ in halves]
+    return out
 
 
 TRIM_AREA = 1.3

@@ -232,6 +232,20 @@ def test_a_nox_card_the_locator_cut_in_two_is_read_as_one(seed: int) -> None:
     assert not reading.unknown
 
 
+def test_two_nox_cards_at_different_angles_in_one_outline_are_read_as_two() -> None:
+    """Dev 61129 (normal): an 8 and a 2 of one kitty, lying at different angles, in one
+    outline 2.5 times a card's, read 13 at 0.99; its straight halves read 0.87 and 0.76.
+    Each half read through its outlines fitted to the photo, the 8 reads sure: two cards,
+    and the state is the scene's."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("nox", seed=61129, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="nox", players=players, caller=caller).reading
+    assert compare(scene, reading).state, reading.state
+
+
 def test_a_rox_centre_read_barely_surer_than_its_alternative_is_unknown() -> None:
     """Dev 60456 (normal): a fire card's stone washed out by glare reads magic at 0.60
     (fire 0.39); the element card model reads right centres from about 0.84 on, so the
