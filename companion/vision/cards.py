@@ -26,6 +26,7 @@ from companion.vision.detections import (
     Detections,
     cut_across,
     quad_axes,
+    quad_iou,
     rectify,
     rotate_quad,
     side_lengths,
@@ -251,23 +252,76 @@ def split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
                 candidates.append((i, [portrait_first(part, model.size) for part in
                                        cut_across(detections.quads[i], count)],
                                    1 if twice else max(2, count - 1)))
-                if kind in JOINED_KINDS and areas[k] >= JOINED_AREA * usual:
+                if areas[k] >= JOINED_AREA * usual:
                     joined.add(i)
         readings = iter(read_quads(model, balanced, [p for _, ps, _ in candidates for p in ps]))
+        unsplit = []
         for i, parts, needed in candidates:
             read = [next(readings) for _ in parts]
-            downs = [down_vector(p, r.turned) for p, r in zip(parts, read, strict=True)
-                     if r.probs.max() >= PAIR_SURE]
-            if len(downs) >= needed and all(
-                    downs[0] @ d > 0 for d in downs[1:]):
+            if _parts_sure(parts, read, needed):
                 split[i] = parts
+            elif kind in FITTED_HALVES_KINDS and len(parts) == 2 and i in joined:
+                unsplit.append((i, parts))
+        split.update(_fitted_halves(balanced, unsplit, model, kind))
     marked = detections.with_fields(data={**detections.data, JOINED: tuple(
-        i in joined and i not in split for i in detections)})
+        i in joined and i not in split and detections.kinds[i] in JOINED_KINDS
+        for i in detections)})
     if not split:
         return marked
     order = [i for i in detections for _ in split.get(i, [None])]
     quads = np.stack([q for i in detections for q in split.get(i, [detections.quads[i]])])
     return marked.select(order).with_fields(quads=quads)
+
+
+def _parts_sure(parts: Sequence[npt.NDArray[np.float32]], read: Sequence[Any], needed: int
+                ) -> bool:
+    """At least ``needed`` of the ``parts`` read sure (``PAIR_SURE``), all facing one way."""
+    downs = [down_vector(p, r.turned) for p, r in zip(parts, read, strict=True)
+             if r.probs.max() >= PAIR_SURE]
+    return len(downs) >= needed and all(downs[0] @ d > 0 for d in downs[1:])
+
+
+FITTED_HALVES_KINDS = ("nox_card",)
+"""Kinds whose outline of two cards at ``JOINED_AREA`` times its neighbours' area or
+more, its straight halves unsure, is cut again with each half read through its outlines
+fitted to the photo (``_fitted_halves``): two cards of a kitty lying at different angles
+leave each straight half across both (dev 61129: an 8 and a 2 read as one 13 at 0.99;
+halves 0.87 and 0.76, fitted 1.00). From ``PAIR_TWICE_AREA`` (1.7) a single 15 at 1.73
+was cut into a sure 1 and another card (dev 60030). Not Qwixx: its staggered plays'
+fitted halves read surely wrong (dev 61124: r12 at 0.97 for an r8)."""
+
+
+FITTED_HALF_SURE = 0.98
+"""``_fitted_halves`` cuts an outline when one fitted half reads this sure and the other
+at least ``MIN_CONFIDENCE``: a single 7 outlined 2.3 times its neighbours (dev 61221)
+had a fitted half read 14 at 0.90, its other half 0.35; the 8 of 61129 read 1.00, the 2
+beside it 0.76."""
+
+
+def _fitted_halves(balanced: Image, unsplit: Sequence[tuple[int, list[npt.NDArray[np.float32]]]],
+                   model: Model, kind: str) -> dict[int, list[npt.NDArray[np.float32]]]:
+    """The outlines of ``unsplit`` (index, its two straight halves) whose halves, each
+    read through itself and its ``EDGE_FITS`` fitted outlines (the surest kept), read
+    as two cards (``FITTED_HALF_SURE``), facing one way: index -> the halves' outlines."""
+    if not unsplit:
+        return {}
+    smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
+    tries = [(i, k, outline) for i, parts in unsplit for k, part in enumerate(parts)
+             for outline in [part, *fit_card_outline(smooth, part, aspect=PIECE_ASPECT[kind],
+                                                     count=EDGE_FITS)]]
+    best: dict[tuple[int, int], tuple[npt.NDArray[np.float32], Any]] = {}
+    for (i, k, outline), r in zip(tries, read_quads(model, balanced, [t[2] for t in tries]),
+                                  strict=True):
+        if (i, k) not in best or r.probs.max() > best[(i, k)][1].probs.max():
+            best[(i, k)] = (outline, r)
+    out = {}
+    for i, _ in unsplit:
+        halves = [best[(i, 0)], best[(i, 1)]]
+        sureness = sorted(float(r.probs.max()) for _, r in halves)
+        if (sureness[1] >= FITTED_HALF_SURE and sureness[0] >= MIN_CONFIDENCE
+                and _parts_sure([o for o, _ in halves], [r for _, r in halves], 1)):
+            out[i] = [o for o, _ in halves]
+    return out
 
 
 TRIM_AREA = 1.3
@@ -686,6 +740,7 @@ NOX_RESIZE_SMALL = 0.8
 NOX_RESIZE_LARGE = 1.2
 NOX_RESIZE_NEAR = 4
 NOX_RESIZE_SURE = 0.95
+NOX_RESIZE_APART = 0.3
 """An unsure Nox card (under ``UNSURE``) outlined under ``NOX_RESIZE_SMALL`` or over
 ``NOX_RESIZE_LARGE`` times the area of its ``NOX_RESIZE_NEAR`` nearest cards (median
 width and height) is read again through card-sized outlines along its own sides (then,
@@ -699,16 +754,21 @@ sleeve as 6 at 0.98, their first readings 12 and 11). A card outlined a third sh
 its edges reads no number surely (dev 60105: a 6 outlined 21×27 px of its 31×40 read
 13 at 0.28), nor one outlined onto a hand beside it (dev 60134: a 4 read 0.40). Dev
 60000-60199, 60600-60699 normal and 60500-60599 hard: 8 cards read again so, all
-right."""
+right. A card outlined small is read again so when read under ``NOX_RESIZE_SURE``
+too (part of a face can read fairly sure: dev 61019, a 15 outlined on its number read
+4 at 0.85), and its new outline is kept only when it covers no other card
+(``NOX_RESIZE_APART``, IoU: dev 60023, the edge of a stack's lower card read 1 at the
+top card's place). Nox exact, dev normal 61000-61059 53 -> 55 of 60, hard 60560-60589
+14 -> 15 of 30; 60000, 61100, 61200 normal and 60500 hard unchanged."""
 
 
 def nox_cards_at_card_size(balanced: Image, read: Detections, models_dir: Path
                            ) -> Detections:
-    """``read`` with each unsure Nox card outlined far smaller or larger than a card read
-    again through card-sized outlines (``NOX_RESIZE_SMALL``), kept when sure
-    (``NOX_RESIZE_SURE``)."""
+    """``read`` with each unsure Nox card outlined far larger than a card, and each one
+    outlined far smaller and read under ``NOX_RESIZE_SURE``, read again through
+    card-sized outlines (``NOX_RESIZE_SMALL``), kept when sure (``NOX_RESIZE_SURE``)."""
     cards = [i for i in read if read.kinds[i] == "nox_card"]
-    doubtful = [i for i in cards if float(read.confidences[i]) < UNSURE]
+    doubtful = [i for i in cards if float(read.confidences[i]) < NOX_RESIZE_SURE]
     if len(cards) < 3 or not doubtful or not available_model("nox_card", models_dir):
         return read
     model = load_model("nox_card", models_dir)
@@ -724,10 +784,11 @@ def nox_cards_at_card_size(balanced: Image, read: Detections, models_dir: Path
         heights = [max(np.linalg.norm(sides[k][1]), np.linalg.norm(sides[k][2])) for k in near]
         w, h = float(np.median(widths)), float(np.median(heights))
         area = float(np.linalg.norm(right) * np.linalg.norm(down))
-        if area < NOX_RESIZE_SMALL * w * h or area > NOX_RESIZE_LARGE * w * h:
+        if area < NOX_RESIZE_SMALL * w * h:  # surer than UNSURE too: part of a face
             sized[i] = (w, h, near)
-            if area < NOX_RESIZE_SMALL * w * h:
-                small.add(i)
+            small.add(i)
+        elif area > NOX_RESIZE_LARGE * w * h and float(read.confidences[i]) < UNSURE:
+            sized[i] = (w, h, near)
     changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
     for own in (True, False):  # along its own sides first: its axis places it in a kitty
         tries: list[tuple[int, npt.NDArray[np.float32]]] = []
@@ -755,5 +816,8 @@ def nox_cards_at_card_size(balanced: Image, read: Detections, models_dir: Path
     usual = float(np.median([_skin_share(balanced, read.quads[i]) for i in cards]))
     changes = {i: change for i, change in changes.items()
                if _skin_share(balanced, change[0]) - usual < HAND_OVER_CARD
-               and (i in small or model.labels[int(np.argmax(change[1]))] == read.labels[i])}
+               and (i in small or model.labels[int(np.argmax(change[1]))] == read.labels[i])
+               and (float(read.confidences[i]) < UNSURE or max(
+                   quad_iou(change[0], read.quads[k]) for k in cards if k != i)
+                    < NOX_RESIZE_APART)}
     return with_readings(read, model, changes)

@@ -201,11 +201,12 @@ def test_a_nox_kitty_far_from_every_seen_seat_marker_takes_the_unseen_seat() -> 
     assert compare(scene, reading).state, reading.state
 
 
-@pytest.mark.parametrize("seed", [60105, 60134])
+@pytest.mark.parametrize("seed", [60105, 60134, 61019])
 def test_a_nox_card_outlined_far_off_a_cards_size_is_read_at_a_cards_size(seed: int) -> None:
     """Dev 60105 (normal): a lone 6 outlined 21×27 px of its 31×40 read 13 at 0.28, its
-    kitty empty; dev 60134: a 4 outlined onto the hand beside it read 0.40. Read through
-    a card-sized outline each is sure and right, and the state is the scene's."""
+    kitty empty; dev 60134: a 4 outlined onto the hand beside it read 0.40; dev 61019: a
+    15 outlined on its number read 4 at 0.85. Read through a card-sized outline each is
+    sure and right, and the state is the scene's."""
     from companion.readers.photo import read_photo
     from companion.readers.truth import compare, given_names
 
@@ -230,6 +231,22 @@ def test_a_nox_card_the_locator_cut_in_two_is_read_as_one(seed: int) -> None:
     reading = read_photo(scene.image, game="nox", players=players, caller=caller).reading
     assert compare(scene, reading).state, reading.state
     assert not reading.unknown
+
+
+@pytest.mark.parametrize("seed", [61129, 61221, 60023])
+def test_two_nox_cards_at_different_angles_in_one_outline_are_read_as_two(seed: int) -> None:
+    """Dev 61129 (normal): an 8 and a 2 of one kitty, lying at different angles, in one
+    outline 2.5 times a card's, read 13 at 0.99; its straight halves read 0.87 and 0.76.
+    Each half read through its outlines fitted to the photo, the 8 reads sure: two cards,
+    and the state is the scene's. A single 7 outlined 2.3 times its neighbours (61221)
+    stays one card, and so does a stack's top card beside its lower card's edge (60023)."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("nox", seed=seed, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="nox", players=players, caller=caller).reading
+    assert compare(scene, reading).state, reading.state
 
 
 def test_a_rox_centre_read_barely_surer_than_its_alternative_is_unknown() -> None:
