@@ -6,7 +6,9 @@ player who reads the row's cards upright. Element cards have no up, so without s
 markers a row shorter than six cards that lies clearly off the middle of all the rows
 starts at its end farther from it (a player sits at the table's edge and lays a row
 from the end nearer their seat); any other row's direction cannot be seen: it is
-given the way more of its links hold and its direction is reported unknown. A row is
+given the way more of its links hold and its direction is reported unknown. Fewer or
+more scoring cards than lie face up (players - 1) are reported too: one may lie
+unseen. A row is
 given only up to its first unread card: a link is between neighbours, so none is
 checked across a card that could not be read. Each card brings
 its centre element (label) and its 16 edge symbols counted per element
@@ -142,7 +144,8 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     order = [s.name for s in seat_marks] if seat_marks else []
     order += [n for n in names if n not in order]
     scoring = []
-    for i in indices(detections, ("rox_scoring",)):
+    shown = indices(detections, ("rox_scoring",))
+    for i in shown:
         problem = unsure(detections, i, "scoring card")
         beside = _row_beside(frame(detections.quads[i]), rows, frames)
         if problem is None and beside is not None:
@@ -158,6 +161,12 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
             continue
         scoring.append(int(str(label)))
         result.roles[i] = {"role": "scoring card"}
+    if len(shown) != len(order) - 1:
+        result.unknown.append({
+            "piece": None, "what": "scoring cards",
+            "why": f"{len(shown)} scoring card(s) seen, but {len(order)} players play for "
+                   f"{len(order) - 1} face up (RULES.md §3): one may lie unseen (under a "
+                   "hand, or missed beside another), or a piece was taken for one"})
     state: dict[str, Any] = {"game": "rox", "players": order}
     if caller is None:
         result.unknown.append({"piece": None, "what": "caller", "ask_user": True,
