@@ -353,8 +353,28 @@ def _element_stones(balanced: Image, tried: list[tuple[int, npt.NDArray[np.float
     return found
 
 
+ELEMENT_CHECK_ROUNDS = 2
+"""Rounds of ``element_cards_by_edges``: a card it made an element card brings the pieces
+within ``ELEMENT_CHECK_REACH`` of it into reach of the next round (dev 61154: a row's
+last two cards taken for scoring cards, the second out of reach of every element card
+until the first was one)."""
+
+
 def element_cards_by_edges(balanced: Image, detections: Detections, models_dir: Path
                             ) -> Detections:
+    """``detections`` with the Rox scoring cards that are element cards made element cards
+    (``_element_cards_once``), round after round while a round makes one
+    (``ELEMENT_CHECK_ROUNDS``)."""
+    for _ in range(ELEMENT_CHECK_ROUNDS):
+        checked = _element_cards_once(balanced, detections, models_dir)
+        if checked.kinds == detections.kinds:
+            return checked
+        detections = checked
+    return detections
+
+
+def _element_cards_once(balanced: Image, detections: Detections, models_dir: Path
+                        ) -> Detections:
     """``detections`` with each Rox scoring card against an element card
     (``ELEMENT_CHECK_REACH``) whose edge symbols read sure (``ELEMENT_EDGES_SURE``)
     through its outline fitted square, or through a sure neighbour's outline stepped
