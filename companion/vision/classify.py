@@ -69,7 +69,12 @@ from companion.vision.reading import (
     read_quads,
     top_labels,
 )
-from companion.vision.rox_edges import centre_certainty, element_cards_by_edges, read_rox_edges
+from companion.vision.rox_edges import (
+    centre_certainty,
+    counted_certainty,
+    element_cards_by_edges,
+    read_rox_edges,
+)
 from companion.vision.rox_faces import face_ups
 from companion.vision.strays import without_scoring_strays, without_strays
 from companion.vision.tiles import (
@@ -404,7 +409,8 @@ def classify(image: Image, detections: Detections, *, game: str,
         for i, (counts, certainty) in zip(
                 rox_rows, read_rox_edges(balanced, quads[rox_rows], models_dir), strict=True):
             edges[i] = counts
-            confidences[i] = min(centre_certainty(float(confidences[i])), certainty)
+            confidences[i] = min(centre_certainty(float(confidences[i])),
+                                 counted_certainty(certainty))
         data["edge"] = tuple(edges)
         ups: list[Any] = list(data.get("up", (None,) * n))
         for i, up in zip(rox_rows, face_ups(balanced, quads[rox_rows],
