@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from companion.games.rox import ELEMENTS, ElementCard
 from companion.readers.common import (
+    MIN_CONFIDENCE,
     Frame,
     ReadState,
     assign,
@@ -70,9 +71,12 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     bad: set[int] = set()
     edges = detections.data.get("edge", (None,) * len(detections))
     ups = detections.data.get("up", (None,) * len(detections))
+    counted = detections.data.get("edge_sure", (None,) * len(detections))
     for i in cards:
         problem = unsure(detections, i, "element card")
         label = detections.labels[i]
+        if problem is not None and counted[i] is not None and counted[i] < MIN_CONFIDENCE:
+            problem["why"] = _edges_unsure(edges[i], float(counted[i]), detections, i)
         if problem is None and label not in ELEMENTS:
             problem = {"piece": i, "what": "element card", "why": f"not an element: {label!r}"}
         if problem is None and not _edge_ok(edges[i]):
@@ -319,6 +323,17 @@ def _linked_way(row: list[int], labels: Sequence[str | None], edges: Sequence[An
     if forward == backward:
         return row if outer_first else row[::-1]
     return row[::-1] if backward > forward else row
+
+
+def _edges_unsure(edge: Any, sure: float, detections: Detections, i: int) -> str:
+    """Why card ``i`` is unknown when its edge symbols were counted unsure (``sure``,
+    ``data["edge_sure"]``): the counts, then the centre element as read. The common
+    message gives the card's confidence with the centre element's alternatives, which
+    read as if the centre were in doubt."""
+    alts = detections.data.get("alternatives", (None,) * len(detections))[i]
+    counts = ", ".join(f"{e} {n}" for e, n in dict(edge or {}).items())
+    return (f"edge symbols counted unsure ({sure:.2f}: {counts}); centre element "
+            f"{detections.labels[i]!r}" + (f" (alternatives: {alts})" if alts else ""))
 
 
 def _edge_ok(edge: Any) -> bool:

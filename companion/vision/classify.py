@@ -316,7 +316,8 @@ def classify(image: Image, detections: Detections, *, game: str,
     ``data["alternatives"]`` (top-3 (label, probability) pairs), ``data["second_opinion"]``
     (whether Tesseract was asked, the CNN being unsure); Rox cards also get
     ``data["edge"]`` = {element: count} of their 16 edge symbols, and a confidence no
-    higher than the chance that all 16 were read right, and ``data["up"]``: their up in
+    higher than the chance that all 16 were read right (that chance alone:
+    ``data["edge_sure"]``), and ``data["up"]``: their up in
     the photo as their centre symbol shows it (``rox_faces.face_ups``). Qwixx sheets get
     ``data["boxes"]``: every box crossed or not (``companion.vision.sheet.read_sheet``;
     ``markers`` are the photo's ArUco markers, for our printed sheet's 20–23). Nummix tiles get
@@ -406,12 +407,12 @@ def classify(image: Image, detections: Detections, *, game: str,
     rox_rows = [i for i in range(n) if detections.kinds[i] == "rox_card"]
     if use_classifier and rox_rows and available_model("rox_edge", models_dir):
         edges: list[Any] = list(data.get("edge", (None,) * n))
+        counted: list[Any] = list(data.get("edge_sure", (None,) * n))
         for i, (counts, certainty) in zip(
                 rox_rows, read_rox_edges(balanced, quads[rox_rows], models_dir), strict=True):
-            edges[i] = counts
-            confidences[i] = min(centre_certainty(float(confidences[i])),
-                                 counted_certainty(certainty))
-        data["edge"] = tuple(edges)
+            edges[i], counted[i] = counts, counted_certainty(certainty)
+            confidences[i] = min(centre_certainty(float(confidences[i])), counted[i])
+        data["edge"], data["edge_sure"] = tuple(edges), tuple(counted)
         ups: list[Any] = list(data.get("up", (None,) * n))
         for i, up in zip(rox_rows, face_ups(balanced, quads[rox_rows],
                                             [labels[i] for i in rox_rows]), strict=True):

@@ -345,3 +345,23 @@ def test_a_scoring_card_missing_from_the_photo_is_reported() -> None:
     first = truth.kinds.index("rox_scoring")
     read = read_scene(scene, truth.select([i for i in truth if i != first]))
     assert [u["what"] for u in read.unknown] == ["scoring cards"]
+
+
+def test_a_card_whose_edges_were_counted_unsure_says_so() -> None:
+    """An element card unknown because its edge symbols were counted unsure
+    (``data["edge_sure"]``) says so, with the counts, rather than giving the centre
+    element's alternatives as if the centre were in doubt."""
+    scene = scenes("normal")[0]
+    dets = detections_from_scene(scene)
+    first = dets.kinds.index("rox_card")
+    sure = [1.0] * len(dets)
+    sure[first] = 0.2
+    confidences = dets.confidences.copy()
+    confidences[first] = 0.2
+    dets = dets.with_fields(confidences=confidences,
+                            data={**dets.data, "edge_sure": tuple(sure)})
+    read = read_state("rox", dets, image_shape=scene.image.shape, markers=scene.markers,
+                      players=scene.state["players"], caller=scene.state["caller"])
+    (problem,) = [u for u in read.unknown if u["piece"] == first]
+    assert problem["why"].startswith("edge symbols counted unsure (0.20: ")
+    assert f"centre element {dets.labels[first]!r}" in problem["why"]
