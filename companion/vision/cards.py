@@ -609,10 +609,10 @@ def scoring_cards_by_number(balanced: Image, read: Detections, models_dir: Path
     kinds = tuple("rox_scoring" if i in changes else k for i, k in enumerate(read.kinds))
     oriented = tuple(model.oriented if i in changes else o
                      for i, o in enumerate(read.oriented))
-    edges = tuple(None if i in changes else e for i, e in enumerate(
-        read.data.get("edge", (None,) * len(read))))
+    cleared = {key: tuple(None if i in changes else e for i, e in enumerate(
+        read.data.get(key, (None,) * len(read)))) for key in ("edge", "edge_sure", "up")}
     turned = turned.with_fields(kinds=kinds, oriented=oriented,
-                                data={**turned.data, "edge": edges})
+                                data={**turned.data, **cleared})
     other_halves = {halves[i] for i in joined}
     return turned.select([i for i in turned if i not in other_halves]
                          ) if other_halves else turned

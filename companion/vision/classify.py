@@ -70,7 +70,13 @@ from companion.vision.reading import (
     read_quads,
     top_labels,
 )
-from companion.vision.rox_edges import centre_certainty, element_cards_by_edges, read_rox_edges
+from companion.vision.rox_edges import (
+    centre_certainty,
+    counted_certainty,
+    element_cards_by_edges,
+    read_rox_edges,
+)
+from companion.vision.rox_faces import face_ups
 from companion.vision.strays import without_scoring_strays, without_strays
 from companion.vision.tiles import (
     facing_neighbours,
@@ -311,9 +317,11 @@ def classify(image: Image, detections: Detections, *, game: str,
     ``data["alternatives"]`` (top-3 (label, probability) pairs), ``data["second_opinion"]``
     (whether Tesseract was asked, the CNN being unsure); Rox cards also get
     ``data["edge"]`` = {element: count} of their 16 edge symbols, and a confidence no
-    higher than the chance that all 16 were read right. Qwixx sheets get ``data["boxes"]``:
-    every box crossed or not (``companion.vision.sheet.read_sheet``; ``markers`` are the
-    photo's ArUco markers, for our printed sheet's 20–23). Nummix tiles get
+    higher than the chance that all 16 were read right (that chance alone:
+    ``data["edge_sure"]``), and ``data["up"]``: their up in
+    the photo as their centre symbol shows it (``rox_faces.face_ups``). Qwixx sheets get
+    ``data["boxes"]``: every box crossed or not (``companion.vision.sheet.read_sheet``;
+    ``markers`` are the photo's ArUco markers, for our printed sheet's 20–23). Nummix tiles get
     ``data["front"]``: the band at each tile's foot (``companion.vision.standing``);
     a Nummix outline may come back cut in two to four (``split_joined_tiles``), an
     unsure one at a tile's size (``tile_sized``), moved onto the tile it straddles
@@ -405,11 +413,17 @@ def classify(image: Image, detections: Detections, *, game: str,
     rox_rows = [i for i in range(n) if detections.kinds[i] == "rox_card"]
     if use_classifier and rox_rows and available_model("rox_edge", models_dir):
         edges: list[Any] = list(data.get("edge", (None,) * n))
+        counted: list[Any] = list(data.get("edge_sure", (None,) * n))
         for i, (counts, certainty) in zip(
                 rox_rows, read_rox_edges(balanced, quads[rox_rows], models_dir), strict=True):
-            edges[i] = counts
-            confidences[i] = min(centre_certainty(float(confidences[i])), certainty)
-        data["edge"] = tuple(edges)
+            edges[i], counted[i] = counts, counted_certainty(certainty)
+            confidences[i] = min(centre_certainty(float(confidences[i])), counted[i])
+        data["edge"], data["edge_sure"] = tuple(edges), tuple(counted)
+        ups: list[Any] = list(data.get("up", (None,) * n))
+        for i, up in zip(rox_rows, face_ups(balanced, quads[rox_rows],
+                                            [labels[i] for i in rox_rows]), strict=True):
+            ups[i] = up
+        data["up"] = tuple(ups)
     others = data.get("other_outlines") or ((),) * n  # the locator's other outlines
     sheet_rows = [i for i in range(n) if detections.kinds[i] == "qwixx_sheet"]
     if sheet_rows:  # box by box: crossed or not (companion.vision.sheet)

@@ -153,6 +153,38 @@ def test_rox_cards_outlined_as_scoring_cards_in_a_row_read_through_a_neighbours_
     assert compare(scene, read).state
 
 
+def test_a_rox_card_counted_barely_sure_is_reported_unsure() -> None:
+    """Edge counts are sure from ``rox_edges.EDGE_COUNTS_SURE`` (0.6) on the search's
+    scale: dev 60321 (normal), a fire card counted 0.54 with one symbol wrong, and its
+    six-card rows' directions read off their faces, read whole and wrong before."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+    from companion.vision.detections import MIN_CONFIDENCE
+    from companion.vision.rox_edges import EDGE_COUNTS_SURE, counted_certainty
+
+    assert counted_certainty(EDGE_COUNTS_SURE) == pytest.approx(MIN_CONFIDENCE)
+    assert counted_certainty(0.54) < MIN_CONFIDENCE < counted_certainty(0.65)
+    scene = render_scene("rox", seed=60321, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert not compare(scene, read).state
+    assert [u["what"] for u in read.unread] == ["element card"]
+
+
+def test_a_rows_last_two_cards_taken_for_scoring_cards_are_both_element_cards() -> None:
+    """Dev 61154 (normal): a row's last two cards were located as scoring cards; the
+    second lay out of reach of every element card until the first was made one, and was
+    read a 7 at 0.40 (``rox_edges.ELEMENT_CHECK_ROUNDS``). Both are element cards now,
+    and the photo reads exactly and whole."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("rox", seed=61154, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert compare(scene, read).state and not read.unread
+
+
 def test_a_rox_element_card_outlined_narrow_is_known_by_its_centre_stone() -> None:
     """Dev 60308 (normal): an earth card at a row's end, blurred and outlined narrow,
     was taken for a scoring card and read a 6 at 0.95, sure and wrong; its centre stone

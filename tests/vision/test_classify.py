@@ -1465,3 +1465,33 @@ def test_a_tile_outlined_a_quarter_turn_off_its_neighbours_is_read_facing_their_
                                                confidences=confidences), scene.image, model)
     assert read.labels[i] == truth.labels[i] and read.confidences[i] > 0.2
     assert np.allclose(read.quads[i], truth.quads[i])
+
+
+def test_rox_cards_centre_symbols_show_their_up() -> None:
+    """Fire's flame, water's drop and magic's star point to the card's top: read through
+    a card's outline turned any way round, its up (``rox_faces.face_ups``) points along
+    its true up; earth and air show none."""
+    from companion.synth import render_scene
+    from companion.vision.colour import white_balance
+    from companion.vision.rox_faces import POINTED, face_ups
+
+    rng = np.random.default_rng(4)
+    along, labels = [], []
+    for seed in (61000, 61001, 61002, 61003):
+        scene = render_scene("rox", seed=seed, difficulty="normal")
+        cards = [p for p in scene.pieces if p.kind == "rox_card" and p.visible_fraction > 0.99]
+        balanced, _ = white_balance(scene.image)
+        quads = np.array([rotate_quad(np.asarray(p.quad, np.float32), int(rng.integers(4)))
+                          for p in cards])
+        for p, up in zip(cards, face_ups(balanced, quads, [p.label for p in cards]),
+                         strict=True):
+            true_up = np.mean(p.quad[:2], axis=0) - np.mean(p.quad[2:], axis=0)
+            labels.append(p.label)
+            along.append(None if up is None else float(np.asarray(up) @ true_up)
+                         / float(np.linalg.norm(true_up)))
+    assert all((a is None) == (label not in POINTED) for a, label in zip(along, labels,
+                                                                          strict=True))
+    pointed = [a for a in along if a is not None]
+    # none points the wrong way; a few show next to nothing (61002's white stars)
+    assert len(pointed) >= 30 and min(pointed) > -0.05
+    assert sum(a > 0.05 for a in pointed) >= 0.7 * len(pointed)
