@@ -34,6 +34,7 @@ from companion.readers.common import (
     frame,
     indices,
     linked_groups,
+    names_unseated,
     seat_names,
     seats,
     unsure,
@@ -120,6 +121,8 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
         rows.sort(key=lambda row: float(np.mean([frames[i].centre[1] for i in row])))
         given = list(players) if players and len(players) >= len(rows) else None
         names = [given[k] if given else f"P{k + 1}" for k in range(len(rows))]
+        names_unseated(given, len(rows), "rows", "from the top of the photo down",
+                       result.unknown)
         if not oriented:
             rows = [_row_way(row, detections.labels, edges, frames, middle, name,
                              result.unknown, _face_votes(row, frames, ups, bad))

@@ -132,6 +132,15 @@ a finger read a 10 at 0.52, 6.7 out). Doubtful located cards of dev 61000-61059,
 darker; of 25 on none, 7 lay that far out, 6 of them this unlike."""
 
 
+NOX_LIGHTER = 70.0
+"""A Nox card read less sure than ``NOX_DOUBTFUL`` whose face is this much lighter
+(CIELAB L*, 0-255) than the sure cards' is no card: a fingertip beside a kitty (dev
+61059: read 3 at 0.51, 162 lighter; 61028: 10 at 0.44, 79 lighter). Doubtful located
+cards of dev 61000-61259 and 60000-60059 normal and 60500-60539 hard (98): of those on
+a card read right, at most 61 lighter (an 11 at 0.90 in glare, hard); on none, 4 were
+70 or more (72-162); one card read wrong at 67."""
+
+
 ROX_STRAY_APART = 2.5
 ROX_STRAY_CHROMA = 15.0
 ROX_STRAY_LIGHTNESS = 90.0
@@ -186,8 +195,9 @@ def unlike_face(face: Lab, usual: Lab, *, chroma: float = math.inf, darker: floa
 class StrayRule:
     """How ``without_strays`` judges one kind: pieces read less sure than
     ``doubtful_below`` whose face is ``chroma`` off the surer ones' in colour (and
-    ``STRAY_DARKER`` darker), or covering under ``tiny`` of their median area or over
-    ``huge`` times it, or lying ``covered`` inside their outlines (those covering under
+    ``STRAY_DARKER`` darker) or ``lighter`` lighter, or covering under ``tiny`` of their
+    median area or over ``huge`` times it, or lying ``covered`` inside their outlines
+    (those covering under
     ``covered_smaller`` of the median area: scraps), are no pieces; nor,
     with ``lone``, are those read under ``lone_below`` whose face is ``lone_chroma`` off
     the sure ones' in colour, or ``lone_darker`` darker or ``lone_lighter`` lighter, and
@@ -200,6 +210,7 @@ class StrayRule:
     doubtful_below: float = UNSURE
     tiny: float = 0.0
     huge: float = 0.0
+    lighter: float = math.inf
     covered: float = 0.0
     covered_smaller: float = math.inf
     lone: float = 0.0
@@ -218,7 +229,8 @@ STRAY_RULES = {
                               covered=COVERED_TILE, lone=LONE_TILE,
                               edge_below=EDGE_TILE_BELOW),
     "catbox_card": StrayRule(STRAY_CHROMA),
-    "nox_card": StrayRule(STRAY_CHROMA, doubtful_below=NOX_DOUBTFUL, covered=NOX_COVERED,
+    "nox_card": StrayRule(STRAY_CHROMA, doubtful_below=NOX_DOUBTFUL, lighter=NOX_LIGHTER,
+                          covered=NOX_COVERED,
                           covered_smaller=NOX_SCRAP,
                           lone=NOX_LONE, lone_below=NOX_DOUBTFUL, lone_chroma=STRAY_CHROMA,
                           lone_darker=NOX_LONE_DARKER),
@@ -243,7 +255,8 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
         balanced, [read.quads[i] for i in sure + doubtful]), strict=True))
     usual = np.median([faces[i] for i in sure], axis=0)
     strays = {i for i in doubtful if unlike_face(faces[i], usual, darker=STRAY_DARKER)
-              and unlike_face(faces[i], usual, chroma=rule.chroma)}
+              and unlike_face(faces[i], usual, chroma=rule.chroma)
+              or unlike_face(faces[i], usual, lighter=rule.lighter)}
 
     def area(i: int) -> float:
         return abs(float(cv2.contourArea(read.quads[i].astype(np.float32))))

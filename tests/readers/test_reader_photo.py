@@ -206,11 +206,13 @@ def test_a_rox_element_card_outlined_narrow_is_known_by_its_centre_stone() -> No
                   if kind == "rox_scoring") == [1, 3, 10]
 
 
-@pytest.mark.parametrize("seed", [61113, 61831])
+@pytest.mark.parametrize("seed", [61113, 61831, 61059])
 def test_a_doubtful_nox_card_far_from_the_kitties_and_unlike_them_is_no_card(seed: int) -> None:
     """A scrap of table read a 15 at 0.89 (dev 61113) and a finger read a 10 at 0.52
     (61831), each 4-7 card sizes from any kitty: kept, they stood in the state as a
-    stack or a kitty of their own. Dropped, the state is the scene's."""
+    stack or a kitty of their own; a fingertip beside a kitty read 3 at 0.51, its face
+    162 lighter than the cards' (61059: ``strays.NOX_LIGHTER``), a stack too many.
+    Dropped, the state is the scene's."""
     from companion.readers.photo import read_photo
     from companion.readers.truth import compare, given_names
 

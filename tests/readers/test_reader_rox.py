@@ -47,6 +47,19 @@ def test_without_markers_rows_read_from_the_players_left() -> None:
     assert [u["what"] for u in read.unknown] == ["caller"]
 
 
+def test_names_given_without_seat_markers_say_whose_row_cannot_be_seen() -> None:
+    """Names given, no seat marker seen: the rows take them from the top of the photo
+    down, and the reading lists whose is whose as unknown (not asked of the user: the
+    photo does not show it)."""
+    scene = next(s for s in scenes("easy") if len(s.state["players"]) >= 2)
+    read = read_state("rox", detections_from_scene(scene), image_shape=scene.image.shape,
+                      players=scene.state["players"], caller=scene.state["caller"])
+    seats = [u for u in read.unknown if u["what"] == "seats"]
+    assert len(seats) == 1 and "top of the photo down" in seats[0]["why"]
+    assert seats[0] in read.unread
+    assert sorted(read.state["rows"]) == sorted(scene.state["players"])
+
+
 def test_uncounted_edge_is_unknown() -> None:
     scene = scenes("easy")[0]
     dets = detections_from_scene(scene)
