@@ -238,30 +238,40 @@ def fill_missing_seats(items: list[int], missing: list[int], seated: dict[int, i
 
 def seat_numbers(pairs: Mapping[int, int], seat_marks: Sequence[SeatMark],
                  players: Sequence[str] | None, directions: list[float], what: str,
-                 notes: list[str], *, clockwise: bool = False) -> dict[int, int]:
+                 result: ReadState, *, clockwise: bool = False) -> dict[int, int]:
     """Seat numbers of the items (kitties, rows, sheets) at ``directions`` (from the
     table's middle toward each one's player): those matched to a seat marker (``pairs``:
     item -> index in ``seat_marks``), and for the seats whose marker was not seen (of as
     many seats as names given, or as the highest marker seen) the unmatched items by
-    ``fill_missing_seats`` (``clockwise``: its seat order), saying so in ``notes``
-    (``what``: "a kitty", "a row")."""
+    ``fill_missing_seats`` (``clockwise``: its seat order), saying so in the ``result``'s
+    notes (``what``: "a kitty", "a row"). With fewer such items than unseen seats (a
+    player with nothing on the table), which unseen seat each is cannot be told: an
+    unknown ``seats`` says so (Nox dev 60532, hard: four seat markers unseen, three
+    kitties for them, every name one seat off)."""
     seated = {g: seat_marks[s].number for g, s in pairs.items()}
     total = seat_count(seat_marks, players)
     missing = [k for k in range(total) if k not in {s.number for s in seat_marks}]
-    seated.update(fill_missing_seats([g for g in range(len(directions)) if g not in pairs],
-                                     missing, seated, directions, clockwise=clockwise))
+    unmatched = [g for g in range(len(directions)) if g not in pairs]
+    seated.update(fill_missing_seats(unmatched, missing, seated, directions,
+                                     clockwise=clockwise))
     if missing:
-        notes.append("seat marker(s) " + ", ".join(str(SEAT_IDS[k]) for k in missing)
-                     + f" not seen: {what} without one is its seat's by the seats' order "
-                     "round the table")
+        unseen = ", ".join(str(SEAT_IDS[k]) for k in missing)
+        result.notes.append(f"seat marker(s) {unseen} not seen: {what} without one is its "
+                            "seat's by the seats' order round the table")
+        if 0 < len(unmatched) < len(missing):
+            result.unknown.append({
+                "piece": None, "what": "seats",
+                "why": f"seat marker(s) {unseen} not seen, and {len(unmatched)} left "
+                       f"without one for those {len(missing)} seats ({what}): which seat "
+                       "each is cannot be seen (check the names)"})
     return seated
 
 
 def seat_names(pairs: Mapping[int, int], seat_marks: Sequence[SeatMark],
                players: Sequence[str] | None, directions: list[float], what: str,
-               notes: list[str], *, clockwise: bool = False) -> dict[int, str]:
+               result: ReadState, *, clockwise: bool = False) -> dict[int, str]:
     """Player names of the items: the names of their ``seat_numbers`` (same arguments)."""
-    seated = seat_numbers(pairs, seat_marks, players, directions, what, notes,
+    seated = seat_numbers(pairs, seat_marks, players, directions, what, result,
                           clockwise=clockwise)
     return {g: seat_player(k, seat_marks, players) for g, k in seated.items()}
 

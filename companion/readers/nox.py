@@ -169,7 +169,7 @@ def _name_groups(groups: list[list[int]], directions: list[float], frames: dict[
         pairs = dict(assign(costs))
         if seat_count(seat_marks, players) > len(seat_marks):  # a seat's marker unseen
             pairs = {g: s for g, s in pairs.items() if costs[g, s] <= SEAT_REACH}
-        named = seat_names(pairs, seat_marks, players, directions, "a kitty", result.notes,
+        named = seat_names(pairs, seat_marks, players, directions, "a kitty", result,
                            clockwise=True)  # kitties lie round the table in seat order
         names = []
         for g in range(len(groups)):

@@ -76,7 +76,7 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
                           for i in sheets]).reshape(len(sheets), len(seat_marks))
         numbers = seat_numbers(dict(assign(costs)), seat_marks, players,
                                _directions(detections, sheets, frames), "a sheet",
-                               result.notes)
+                               result)
         named = [(numbers[k], seat_player(numbers[k], seat_marks, players), i)
                  if k in numbers else (99 + k, f"sheet{k + 1}", i)
                  for k, i in enumerate(sheets)]

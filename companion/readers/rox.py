@@ -100,7 +100,7 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
         outward = [np.mean([frames[i].centre for i in row], axis=0) - middle for row in rows]
         named = seat_names(pairs, seat_marks, players,
                            [math.atan2(float(v[1]), float(v[0])) for v in outward],
-                           "a row (read as without seat markers)", result.notes)
+                           "a row (read as without seat markers)", result)
         for r, row in enumerate(rows):
             if r not in named:
                 names.append(f"row{r + 1}")
