@@ -106,6 +106,20 @@ def test_rox_pieces_within_a_hands_outline_are_unread() -> None:
     assert any(u["what"] == "scoring card" and "hand" in u["why"] for u in read.unknown)
 
 
+def test_nox_pieces_within_a_hands_outline_are_unread() -> None:
+    """Dev 61143 (normal): a fingertip outlined as a card read 3 (unsure), a stack too
+    many in a kitty; lying within the hand's outline it is left unread, saying so, and
+    the state is the scene's."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("nox", seed=61143, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="nox", players=players, caller=caller).reading
+    assert compare(scene, read).state, read.state
+    assert any(u["piece"] is not None and "hand" in u["why"] for u in read.unknown)
+
+
 def test_a_rox_scoring_card_read_sure_through_one_outline_only_is_read_again() -> None:
     """A scoring card far from the camera read sure through its located outline, but
     otherwise through outlines a little off, is read through its fitted outlines: dev
