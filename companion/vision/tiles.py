@@ -587,12 +587,15 @@ NEAREST_SURE = 0.9
 """An unsure lying Nummix tile is read again through the outline of the sure lying tile
 nearest it moved onto its centre and from there by these shares of that outline's sides
 along each of its axes (25 outlines), kept only from ``NEAREST_SURE``
-(``nearest_sure_outline``). Unsure lying tiles at normal difficulty are mostly partly
-under a hand; the rest, and most at hard, have an outline off their tile (a square
-across a seam, a rectangle round a sheared tile) and read sure through their true one.
-Lying tiles under 0.8 at the end of the reading, the surest try at 0.8 / 0.9 / 0.95,
-right and wrong: dev 61000-61299 normal 10 / 2, 8 / 0, 4 / 0 (of 60); 60500-60599 hard
-52 / 5, 23 / 1, 6 / 1 (of 228)."""
+(``nearest_sure_outline``), and only if it names one of the tile's own top three.
+Unsure lying tiles at normal difficulty are mostly partly under a hand; the rest, and
+most at hard, have an outline off their tile (a square across a seam, a rectangle round
+a sheared tile) and read sure through their true one. Lying tiles under 0.8 at the end
+of the reading, the surest try's label at 0.8 / 0.9 / 0.95 (without the top-three
+check), right and wrong: dev 61000-61299 normal 10 / 2, 8 / 0, 4 / 0 (of 60);
+60500-60599 hard 52 / 5, 23 / 1, 6 / 1 (of 228). As the reading's step (0.9, top
+three): 4 tiles changed on 61000-61299 normal, all right; 29 on 60500-60699 hard, one
+wrong (an unknown k15 read k2 at 0.90 through a try a third on it)."""
 
 
 NEAREST_MOST = 6
