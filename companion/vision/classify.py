@@ -82,6 +82,7 @@ from companion.vision.tiles import (
     facing_neighbours,
     feet_on_ledges,
     missed_beside_sure,
+    nearest_sure_outline,
     split_joined_tiles,
     stepped_from_neighbours,
     tile_sized,
@@ -325,7 +326,8 @@ def classify(image: Image, detections: Detections, *, game: str,
     ``data["front"]``: the band at each tile's foot (``companion.vision.standing``);
     a Nummix outline may come back cut in two to four (``split_joined_tiles``), an
     unsure one at a tile's size (``tile_sized``), moved onto the tile it straddles
-    (``stepped_from_neighbours``) or dropped as no tile (``without_strays``), and two
+    (``stepped_from_neighbours``) or to its nearest sure neighbour's outline
+    (``nearest_sure_outline``) or dropped as no tile (``without_strays``), and two
     or three Nox or Qwixx cards in one outline as that many (``split_card_pairs``), so
     rows need not match the detections given."""
     if game not in GAMES:
@@ -474,7 +476,9 @@ def classify(image: Image, detections: Detections, *, game: str,
             read = without_strays(read, balanced, "nummix_tile")
         read = feet_on_ledges(read, balanced, models_dir if use_classifier else None)
         if use_classifier and available_model("nummix_tile", models_dir):
-            read = facing_neighbours(read, balanced, load_model("nummix_tile", models_dir))
+            tile_model = load_model("nummix_tile", models_dir)
+            read = nearest_sure_outline(facing_neighbours(read, balanced, tile_model), balanced,
+                                        tile_model)
     return _second_opinion(read, balanced, models_dir, ask=ocr == "auto")
 
 
