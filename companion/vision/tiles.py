@@ -540,12 +540,7 @@ def facing_neighbours(read: Detections, balanced: Image, model: Model) -> Detect
     (at 0.5 or surer): hard 60620+60 1334, 77, 33 -> 1346, 65, 33; hard 60500+60 1242,
     85, 32 -> 1250, 76, 33. Exact hard 60620+60 15 -> 17; normal 60000, 60250, 60600
     and hard 60500 (+60) unchanged."""
-    from companion.vision.standing import front_bands, is_ledge, piece_map
-
-    bands = read.data.get("front", (None,) * len(read))
-    lying = [i for i in read if read.kinds[i] == "nummix_tile" and not is_ledge([bands[i]])]
-    sure = [i for i in lying if float(read.confidences[i]) >= UNSURE]
-    doubtful = [i for i in lying if float(read.confidences[i]) < UNSURE]
+    sure, doubtful = _lying_sure_and_doubtful(read)
     if not sure or not doubtful:
         return read
     downs = np.array([down_vector(read.quads[i], False) for i in sure], np.float64)
@@ -576,10 +571,7 @@ def facing_neighbours(read: Detections, balanced: Image, model: Model) -> Detect
                if float(probs.max()) > float(read.confidences[i])}
     if not changes:
         return read
-    read = with_readings(read, model, changes)
-    pieces = piece_map(balanced, read)
-    return read.with_fields(data={**read.data, "front": front_bands(balanced, read, pieces=pieces),
-                                  "head": front_bands(balanced, read, head=True, pieces=pieces)})
+    return _with_feet_measured(with_readings(read, model, changes), balanced)
 
 
 NEAREST_SHIFTS = (-0.3, -0.15, 0.0, 0.15, 0.3)
@@ -610,12 +602,7 @@ def nearest_sure_outline(read: Detections, balanced: Image, model: Model) -> Det
     (``STEP_OVERLAP``); the surest kept (with its outline) if sure to ``NEAREST_SURE``
     and surer. Tiles lying side by side on the table are outlined alike; the sure one's
     outline has the size and slant the unsure one's should have."""
-    from companion.vision.standing import front_bands, is_ledge, piece_map
-
-    bands = read.data.get("front", (None,) * len(read))
-    lying = [i for i in read if read.kinds[i] == "nummix_tile" and not is_ledge([bands[i]])]
-    sure = [i for i in lying if float(read.confidences[i]) >= UNSURE]
-    doubtful = [i for i in lying if float(read.confidences[i]) < UNSURE]
+    sure, doubtful = _lying_sure_and_doubtful(read)
     if not sure or not doubtful:
         return read
     tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
@@ -637,7 +624,25 @@ def nearest_sure_outline(read: Detections, balanced: Image, model: Model) -> Det
                and model.labels[int(change[1].argmax())] in {a for a, _ in alternatives[i]}}
     if not changes:
         return read
-    read = with_readings(read, model, changes)
+    return _with_feet_measured(with_readings(read, model, changes), balanced)
+
+
+def _lying_sure_and_doubtful(read: Detections) -> tuple[list[int], list[int]]:
+    """The Nummix tiles with no ledge at their foot (``data["front"]``): those read sure
+    (``UNSURE``) and those not."""
+    from companion.vision.standing import is_ledge
+
+    bands = read.data.get("front", (None,) * len(read))
+    lying = [i for i in read if read.kinds[i] == "nummix_tile" and not is_ledge([bands[i]])]
+    return ([i for i in lying if float(read.confidences[i]) >= UNSURE],
+            [i for i in lying if float(read.confidences[i]) < UNSURE])
+
+
+def _with_feet_measured(read: Detections, balanced: Image) -> Detections:
+    """``read`` with the bands at its tiles' feet and heads (``data["front"]``,
+    ``data["head"]``) measured again: some of its outlines moved."""
+    from companion.vision.standing import front_bands, piece_map
+
     pieces = piece_map(balanced, read)
     return read.with_fields(data={**read.data, "front": front_bands(balanced, read, pieces=pieces),
                                   "head": front_bands(balanced, read, head=True, pieces=pieces)})
