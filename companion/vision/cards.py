@@ -771,8 +771,6 @@ def nox_cards_at_card_size(balanced: Image, read: Detections, models_dir: Path
     doubtful = [i for i in cards if float(read.confidences[i]) < NOX_RESIZE_SURE]
     if len(cards) < 3 or not doubtful or not available_model("nox_card", models_dir):
         return read
-    model = load_model("nox_card", models_dir)
-    smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
     sides = {i: quad_axes(read.quads[i]) for i in cards}
     sized: dict[int, tuple[float, float, list[int]]] = {}
     small: set[int] = set()  # outlined smaller than a card (else larger)
@@ -789,6 +787,10 @@ def nox_cards_at_card_size(balanced: Image, read: Detections, models_dir: Path
             small.add(i)
         elif area > NOX_RESIZE_LARGE * w * h and float(read.confidences[i]) < UNSURE:
             sized[i] = (w, h, near)
+    if not sized:  # most photos: no card outlined far off a card's size
+        return read
+    model = load_model("nox_card", models_dir)
+    smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
     changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
     for own in (True, False):  # along its own sides first: its axis places it in a kitty
         tries: list[tuple[int, npt.NDArray[np.float32]]] = []
@@ -813,6 +815,8 @@ def nox_cards_at_card_size(balanced: Image, read: Detections, models_dir: Path
             changes.update({i: change for i, change in surer_readings(
                 read, balanced, model, tries).items()
                 if float(change[1].max()) >= NOX_RESIZE_SURE})
+    if not changes:
+        return read
     usual = float(np.median([_skin_share(balanced, read.quads[i]) for i in cards]))
     changes = {i: change for i, change in changes.items()
                if _skin_share(balanced, change[0]) - usual < HAND_OVER_CARD

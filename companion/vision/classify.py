@@ -467,16 +467,16 @@ def classify(image: Image, detections: Detections, *, game: str,
                     for i, d in enumerate(read.data.get(DOUBTED, (None,) * len(read))))})
         read = without_scoring_strays(without_strays(read, balanced, "rox_card"))
     if game == "nummix":
-        if use_classifier and available_model("nummix_tile", models_dir):
-            tile_model = load_model("nummix_tile", models_dir)
+        tile_model = (load_model("nummix_tile", models_dir) if use_classifier
+                      and available_model("nummix_tile", models_dir) else None)
+        if tile_model is not None:
             read = split_joined_tiles(read, balanced, tile_model)
             read = tile_sized(read, balanced, tile_model)
             read = stepped_from_neighbours(read, balanced, tile_model)
             read = missed_beside_sure(read, balanced, tile_model)
             read = without_strays(read, balanced, "nummix_tile")
         read = feet_on_ledges(read, balanced, models_dir if use_classifier else None)
-        if use_classifier and available_model("nummix_tile", models_dir):
-            tile_model = load_model("nummix_tile", models_dir)
+        if tile_model is not None:  # after the feet: only tiles lying on the table
             read = nearest_sure_outline(facing_neighbours(read, balanced, tile_model), balanced,
                                         tile_model)
     return _second_opinion(read, balanced, models_dir, ask=ocr == "auto")

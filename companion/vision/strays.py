@@ -254,8 +254,8 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
     faces = dict(zip(sure + doubtful, face_colours(
         balanced, [read.quads[i] for i in sure + doubtful]), strict=True))
     usual = np.median([faces[i] for i in sure], axis=0)
-    strays = {i for i in doubtful if unlike_face(faces[i], usual, darker=STRAY_DARKER)
-              and unlike_face(faces[i], usual, chroma=rule.chroma)
+    strays = {i for i in doubtful if (unlike_face(faces[i], usual, darker=STRAY_DARKER)
+                                      and unlike_face(faces[i], usual, chroma=rule.chroma))
               or unlike_face(faces[i], usual, lighter=rule.lighter)}
 
     def area(i: int) -> float:
@@ -270,26 +270,28 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
         strays |= {i for i in doubtful
                    if area(i) < rule.covered_smaller * usual_area
                    and _covered_share(read, sure, i, balanced.shape[:2]) >= rule.covered}
+    centres = read.quads.mean(axis=1)
+
+    def apart(i: int, others: list[int], reach: float) -> bool:
+        """Piece ``i``'s centre lies ``reach`` or more from every one of ``others``'."""
+        return all(float(np.linalg.norm(centres[j] - centres[i])) >= reach
+                   for j in others if j != i)
+
     if rule.lone:
-        centres = read.quads.mean(axis=1)
         reach = rule.lone * math.sqrt(usual_area)
         others = sure if rule.lone_from_sure else pieces
         strays |= {i for i in doubtful if float(read.confidences[i]) < rule.lone_below
                    and unlike_face(faces[i], usual, chroma=rule.lone_chroma,
                                darker=rule.lone_darker, lighter=rule.lone_lighter)
-                   and all(float(np.linalg.norm(centres[j] - centres[i])) >= reach
-                           for j in others if j != i)}
+                   and apart(i, others, reach)}
     if rule.edge_below:
-        centres = read.quads.mean(axis=1)
-        apart = rule.edge_apart * math.sqrt(usual_area)
         height, width = balanced.shape[:2]
         for i in doubtful:
             q = read.quads[i]
             edge = min(float(q[:, 0].min()), float(q[:, 1].min()),
                        width - 1 - float(q[:, 0].max()), height - 1 - float(q[:, 1].max()))
             if (float(read.confidences[i]) < rule.edge_below and edge <= rule.edge_px
-                    and all(float(np.linalg.norm(centres[j] - centres[i])) >= apart
-                            for j in pieces if j != i)):
+                    and apart(i, pieces, rule.edge_apart * math.sqrt(usual_area))):
                 strays.add(i)
     return read.select([i for i in read if i not in strays]) if strays else read
 
