@@ -48,8 +48,21 @@ def test_the_reading_names_the_covered_part_of_the_photo() -> None:
     assert doc["complete"] is False
 
 
+@pytest.mark.parametrize(("game", "seed"), [("nummix", 60677), ("rox", 60620),
+                                             ("nox", 60448)])
+def test_a_hand_on_a_wooden_table_is_found_by_its_lightness(game: str, seed: int) -> None:
+    """Skin shares a wooden table's tint: these hands are found only as far lighter
+    patches with a sharp outline (dev scenes, normal)."""
+    scene = render_scene(game, seed=seed, difficulty="normal")
+    assert scene.camera["hand"] and scene.camera["texture"] == "wood"
+    assert len(_regions(scene.image, game)) >= 1
+
+
 @pytest.mark.parametrize(("game", "difficulty", "seed"), [
     ("catbox", "normal", 60644),  # a glare spot on a wooden table
+    ("nox", "normal", 60438),  # glare spots on wood: as light as a hand, but soft
+    ("qwixx", "normal", 60446),
+    ("rox", "hard", 60510),
     ("rox", "hard", 60525),  # most of the table overexposed, the rest tinted by the light
     ("nox", "normal", 60400),
 ])
