@@ -254,10 +254,17 @@ def split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
                                    1 if twice else max(2, count - 1)))
                 if areas[k] >= JOINED_AREA * usual:
                     joined.add(i)
-        readings = iter(read_quads(model, balanced, [p for _, ps, _ in candidates for p in ps]))
+        whole_first = kind in WHOLE_FIRST_KINDS
+        readings = iter(read_quads(model, balanced, [
+            p for i, ps, _ in candidates
+            for p in ([portrait_first(detections.quads[i], model.size)] if whole_first else [])
+            + ps]))
         unsplit = []
         for i, parts, needed in candidates:
+            whole = next(readings) if whole_first else None
             read = [next(readings) for _ in parts]
+            if needed < 2 and whole is not None and whole.probs.max() >= WHOLE_SURE:
+                needed = 2  # one card read surely whole: one sure half is no second card
             if _parts_sure(parts, read, needed):
                 split[i] = parts
             elif kind in FITTED_HALVES_KINDS and len(parts) == 2 and i in joined:
@@ -279,6 +286,18 @@ def _parts_sure(parts: Sequence[npt.NDArray[np.float32]], read: Sequence[Any], n
     downs = [down_vector(p, r.turned) for p, r in zip(parts, read, strict=True)
              if r.probs.max() >= PAIR_SURE]
     return len(downs) >= needed and all(downs[0] @ d > 0 for d in downs[1:])
+
+
+WHOLE_FIRST_KINDS = ("nox_card",)
+WHOLE_SURE = 0.99
+"""Kinds whose outline of ``PAIR_TWICE_AREA`` times its neighbours' area, read as one
+card at least ``WHOLE_SURE``, is cut in two only when both halves read sure: a
+two-digit card's half reads surely as a digit of its own (dev 61520: a 13 read 1.00
+whole, its halves 6 at 0.91 and 0.57, cut into two cards; 61083: a 10, halves 6 at 0.98
+and 8 at 0.60). Split candidates on located Nox cards, dev 61000-61149 normal and
+61600-61679 hard (181): of the single cards, 5 had one half sure, and their whole read
+1.00; the two pairs read both halves at 1.00 (a 15 and an 11 read 9 at 0.99 whole).
+Not measured on Qwixx cards, whose one-half rule (``PAIR_TWICE_AREA``) it was made for."""
 
 
 FITTED_HALVES_KINDS = ("nox_card",)

@@ -297,6 +297,23 @@ def test_two_nox_cards_at_different_angles_in_one_outline_are_read_as_two(seed: 
     assert compare(scene, reading).state, reading.state
 
 
+@pytest.mark.parametrize(("seed", "difficulty"), [(61520, "normal"), (61615, "hard"),
+                                                  (61041, "normal")])
+def test_a_two_digit_nox_card_read_surely_whole_is_not_cut_at_one_sure_half(
+        seed: int, difficulty: str) -> None:
+    """Dev 61520 (normal): a 13 outlined 1.8 times its neighbours reads 13 at 1.00
+    whole; its halves read 6 at 0.91 and 0.57, and were taken for two cards, a kitty of
+    their own. Read surely whole, it is cut only when both halves read sure: a 15 and an
+    11 in one outline (61041) still come apart."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("nox", seed=seed, difficulty=difficulty)
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="nox", players=players, caller=caller).reading
+    assert compare(scene, reading).state, reading.state
+
+
 def test_a_rox_centre_read_barely_surer_than_its_alternative_is_unknown() -> None:
     """Dev 60456 (normal): a fire card's stone washed out by glare reads magic at 0.60
     (fire 0.39); the element card model reads right centres from about 0.84 on, so the
