@@ -73,6 +73,14 @@ keeps the table's hue. Dev seeds, hands judged from the true outlines, wooden ta
 SHARP_OUTLINE; without it 11 glare spots on wood in 60400-60459 passed for hands), none
 on the 179 real photos. Photo -> state on Nox and Rox, 61000-61059 and 61400-61459
 normal, 61600-61639 hard: exact unchanged; one more hidden piece said (Nox 61018)."""
+PALE_SKIN_HUE = (20.0, 74.0)
+"""The hues (a*b* angle, degrees) a patch found by its lightness must mostly have: up
+to 74 rather than SKIN_HUE's 70, as a light hand on a dark blue cloth reads 65-75 in
+the raw photo (dev 61139: its fingertips outlined as a Nox 4 read at 0.97, and the hand
+not found). Dev 60400-60459 normal: hands on cloth found 19 -> 22 of 23; 60600-60679:
+on wood 10 -> 12 of 27; 60500-60559 hard: on wood 8 -> 9; none where there was no hand.
+At 90 the held-out real photo of an empty rack on a warm marble (hue 74-90, far lighter
+than the black rack that fills most of it) passed for a hand."""
 SHARP_OUTLINE = 10.0
 """Such a lighter patch is a hand only when sharp: the 90th percentile of its L*
 steepness (per pixel at COVER_VIEW_WIDTH, over the patch and its rim) this or more. A
@@ -117,10 +125,11 @@ def covered_regions(image: npt.NDArray[np.uint8], detections: Detections, *,
         usual = float(np.median(light[coloured]))
         spread = float(np.median(np.abs(light[coloured] - usual)))
         lighter = light > usual + max(MIN_LIGHTER, LIGHTER_SPREAD * spread)
-        pale = (lighter & skin & seen & ~glare).astype(np.uint8)
+        warm = (hue >= PALE_SKIN_HUE[0]) & (hue <= PALE_SKIN_HUE[1]) & (chroma >= SKIN_CHROMA)
+        pale = (lighter & warm & seen & ~glare).astype(np.uint8)
         pale = cv2.morphologyEx(pale, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         steep_y, steep_x = np.gradient(cv2.GaussianBlur(light, (3, 3), 0))
-        regions = _hands(pale, skin, scale, steepness=np.hypot(steep_x, steep_y))
+        regions = _hands(pale, warm, scale, steepness=np.hypot(steep_x, steep_y))
     return regions
 
 

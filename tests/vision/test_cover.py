@@ -58,6 +58,17 @@ def test_a_hand_on_a_wooden_table_is_found_by_its_lightness(game: str, seed: int
     assert len(_regions(scene.image, game)) >= 1
 
 
+def test_a_light_hand_on_dark_cloth_is_found_by_its_lightness() -> None:
+    """Dev 61139 (Nox, normal): a light hand over a dark blue cloth (hue 65-75 in the
+    raw photo, past SKIN_HUE), its fingertips outlined as a card and read 4 at 0.97. The
+    hand is found by its lightness, so the reading no longer passes as whole."""
+    scene = render_scene("nox", seed=61139, difficulty="normal")
+    players, _ = given_names(scene)
+    doc = read_photo(scene.image, game="nox", players=players).to_json()
+    assert any(u["what"] == "table" and "hand" in u["why"] for u in doc["unknown"])
+    assert doc["complete"] is False
+
+
 @pytest.mark.parametrize(("game", "difficulty", "seed"), [
     ("catbox", "normal", 60644),  # a glare spot on a wooden table
     ("nox", "normal", 60438),  # glare spots on wood: as light as a hand, but soft
