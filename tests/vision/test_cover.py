@@ -69,6 +69,19 @@ def test_a_light_hand_on_dark_cloth_is_found_by_its_lightness() -> None:
     assert doc["complete"] is False
 
 
+def test_a_piece_at_the_edge_of_a_hand_is_left_unread() -> None:
+    """Dev 61609 (Nox, hard): a finger outlined as a card and read 1 at 0.96, its
+    centre just outside the hand's outline (which stops at the located pieces): within
+    ON_HAND_REACH of it, it is left unread, and the state is the scene's."""
+    from companion.readers.truth import compare
+
+    scene = render_scene("nox", seed=61609, difficulty="hard")
+    players, _ = given_names(scene)
+    reading = read_photo(scene.image, game="nox", players=players).reading
+    assert any(u["piece"] is not None and "hand" in u["why"] for u in reading.unknown)
+    assert compare(scene, reading).state, reading.state
+
+
 @pytest.mark.parametrize(("game", "difficulty", "seed"), [
     ("catbox", "normal", 60644),  # a glare spot on a wooden table
     ("nox", "normal", 60438),  # glare spots on wood: as light as a hand, but soft
