@@ -77,7 +77,7 @@ from companion.vision.rox_edges import (
     read_rox_edges,
 )
 from companion.vision.rox_faces import face_ups
-from companion.vision.strays import without_scoring_strays, without_strays
+from companion.vision.strays import without_doubles, without_scoring_strays, without_strays
 from companion.vision.tiles import (
     facing_neighbours,
     feet_on_ledges,
@@ -456,7 +456,7 @@ def classify(image: Image, detections: Detections, *, game: str,
         if use_classifier:
             read = nox_cards_at_card_size(balanced, joined_nox_halves(
                 balanced, read, models_dir), models_dir)
-        read = without_strays(read, balanced, "nox_card")
+        read = without_doubles(without_strays(read, balanced, "nox_card"), "nox_card")
     if game == "rox":
         if use_classifier:
             read = scoring_cards_by_number(balanced, read, models_dir)

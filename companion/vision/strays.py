@@ -317,6 +317,34 @@ def without_scoring_strays(read: Detections) -> Detections:
     return read.select([i for i in read if i not in strays]) if strays else read
 
 
+CARD_TWICE = 0.15
+"""Two Nox cards read the same whose outlines overlap by this share of the smaller
+one's area or more are one card outlined twice (``without_doubles``): the smaller
+outline is dropped. Top cards lie side by side: the true outlines of top cards, dev
+60000-60149 normal and hard, overlapped at most 0.015 of the smaller; located cards read
+the same overlapped, dev 61000-61099, 61400-61499 normal and 61600-61659 hard, at most
+0.10 (a 3 read as a 6 beside a 6, hard). Dev 61349: a stack's 1 outlined whole and again
+over its lower card's peeking edge, both read 1 surely (0.23): a stack too many."""
+
+
+def without_doubles(read: Detections, kind: str) -> Detections:
+    """Without the smaller of each two outlines of ``kind`` read the same that overlap by
+    ``CARD_TWICE`` of the smaller's area or more: one card outlined twice."""
+    pieces = [i for i in read if read.kinds[i] == kind and read.labels[i] is not None]
+    quads = {i: read.quads[i].astype(np.float32) for i in pieces}
+    areas = {i: abs(float(cv2.contourArea(quads[i]))) for i in pieces}
+    doubles = set()
+    for a in pieces:
+        for b in pieces:
+            if b <= a or read.labels[a] != read.labels[b]:
+                continue
+            smaller = min(areas[a], areas[b])
+            shared, _ = cv2.intersectConvexConvex(quads[a], quads[b])
+            if smaller > 0 and shared >= CARD_TWICE * smaller:
+                doubles.add(a if areas[a] < areas[b] else b)
+    return read.select([i for i in read if i not in doubles]) if doubles else read
+
+
 def _covered_share(read: Detections, others: list[int], piece: int,
                    size: tuple[int, ...]) -> float:
     """The share of ``piece``'s outline lying inside the outlines of ``others``."""

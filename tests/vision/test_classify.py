@@ -1543,3 +1543,34 @@ def test_an_unsure_tile_outlined_off_is_read_through_its_sure_neighbours_outline
         assert quad_iou(out.quads[1], truth) > quad_iou(off, truth)
     else:
         assert out.labels[1] == "k9" and np.allclose(out.quads[1], off)
+
+
+def test_one_nox_card_outlined_twice_keeps_its_larger_outline() -> None:
+    """Two outlines read the same overlapping by CARD_TWICE of the smaller are one card
+    (the smaller dropped); two cards read the same lying side by side both stay, as does
+    an overlapping pair read differently."""
+    from companion.vision.strays import without_doubles
+
+    def card(x: float, y: float, w: float = 30.0, h: float = 45.0) -> list[list[float]]:
+        return [[x, y], [x + w, y], [x + w, y + h], [x, y + h]]
+
+    quads = np.float32([card(0, 0), card(10, 5, 25, 35), card(100, 0), card(131, 0),
+                        card(200, 0), card(210, 5, 25, 35)])
+    read = Detections(quads, ("nox_card",) * 6, ("1", "1", "5", "5", "7", "8"),
+                      np.ones(6, np.float32))
+    kept = without_doubles(read, "nox_card")
+    assert kept.labels == ("1", "5", "5", "7", "8")
+    assert np.allclose(kept.quads[0], quads[0])
+
+
+def test_a_stack_top_outlined_twice_is_one_card() -> None:
+    """Dev 61349 (normal): a stack's 1 outlined whole and again over its lower card's
+    peeking edge, both read 1 surely: one stack, and the state is the scene's."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+    from companion.synth import render_scene
+
+    scene = render_scene("nox", seed=61349, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="nox", players=players, caller=caller).reading
+    assert compare(scene, reading).state, reading.state
