@@ -117,38 +117,56 @@ def covered_regions(image: npt.NDArray[np.uint8], detections: Detections, *,
     washed = glare & (chroma <= float(np.hypot(*ref)))
     off = ((off_line > step) & seen & ~washed).astype(np.uint8)
     off = cv2.morphologyEx(off, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    hue = np.degrees(np.arctan2(tint[..., 1], tint[..., 0]))
-    skin = (hue >= SKIN_HUE[0]) & (hue <= SKIN_HUE[1]) & (chroma >= SKIN_CHROMA)
-    regions = _hands(off, skin, scale)
+    regions = _hands(off, tint, chroma, SKIN_HUE, scale)
     if not regions:  # skin of the table's own tint: told by being far lighter
-        light = lab[..., 0].astype(np.float32)
-        usual = float(np.median(light[coloured]))
-        spread = float(np.median(np.abs(light[coloured] - usual)))
-        lighter = light > usual + max(MIN_LIGHTER, LIGHTER_SPREAD * spread)
-        warm = (hue >= PALE_SKIN_HUE[0]) & (hue <= PALE_SKIN_HUE[1]) & (chroma >= SKIN_CHROMA)
-        pale = (lighter & warm & seen & ~glare).astype(np.uint8)
-        pale = cv2.morphologyEx(pale, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-        steep_y, steep_x = np.gradient(cv2.GaussianBlur(light, (3, 3), 0))
-        regions = _hands(pale, warm, scale, steepness=np.hypot(steep_x, steep_y))
+        light = lab[..., 0]
+        usual, spread = _median_and_spread(light, coloured)
+        lighter = (light > usual + max(MIN_LIGHTER, LIGHTER_SPREAD * spread)) & coloured
+        if lighter.sum() >= MIN_COVER_SHARE * lighter.size:  # most photos: none so large
+            pale = lighter & (chroma >= SKIN_CHROMA)
+            hue = np.degrees(np.arctan2(tint[pale, 1], tint[pale, 0]))
+            pale[pale] = (hue >= PALE_SKIN_HUE[0]) & (hue <= PALE_SKIN_HUE[1])
+            pale = pale.astype(np.uint8)
+            pale = cv2.morphologyEx(pale, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+            regions = _hands(pale, tint, chroma, PALE_SKIN_HUE, scale, light=light)
     return regions
 
 
-def _hands(off: npt.NDArray[np.uint8], skin: npt.NDArray[np.bool_], scale: float, *,
-           steepness: npt.NDArray[np.float32] | None = None
-           ) -> list[npt.NDArray[np.float32]]:
+def _median_and_spread(light: npt.NDArray[np.uint8], where: npt.NDArray[np.bool_]
+                       ) -> tuple[float, float]:
+    """The median of ``light`` (uint8) over ``where`` and the median distance from it,
+    from one histogram (quicker than sorting the pixels twice)."""
+    counts = np.bincount(light[where], minlength=256).astype(np.int64)
+    half = counts.sum() / 2.0
+    usual = int(np.searchsorted(np.cumsum(counts), half))
+    distance = np.bincount(np.abs(np.arange(256) - usual), weights=counts, minlength=256)
+    return float(usual), float(np.searchsorted(np.cumsum(distance), half))
+
+
+def _hands(off: npt.NDArray[np.uint8], tint: npt.NDArray[np.float32],
+           chroma: npt.NDArray[np.float32], hues: tuple[float, float], scale: float, *,
+           light: npt.NDArray[np.uint8] | None = None) -> list[npt.NDArray[np.float32]]:
     """Outlines (full-resolution pixels) of the connected patches of ``off`` pixels
-    that are large enough (``MIN_COVER_SHARE``) and mostly ``skin`` (``SKIN_SHARE``);
-    with ``steepness`` (L* per pixel), only those whose outline is sharp
-    (``SHARP_OUTLINE``)."""
+    that are large enough (``MIN_COVER_SHARE``) and mostly of a skin's colour (a*b*
+    angle within ``hues`` at ``SKIN_CHROMA``: ``SKIN_SHARE``); given ``light`` (L*),
+    only those whose outline is sharp (``SHARP_OUTLINE``)."""
     count, labels, stats, _ = cv2.connectedComponentsWithStats(off)
     regions = []
+    steepness = None
     for k in np.flatnonzero(stats[:, cv2.CC_STAT_AREA] >= MIN_COVER_SHARE * off.size):
         if k == 0:  # the table itself
             continue
         patch = labels == k
-        if skin[patch].mean() < SKIN_SHARE:
+        a, b = tint[patch, 0], tint[patch, 1]
+        hue = np.degrees(np.arctan2(b, a))
+        skin = (hue >= hues[0]) & (hue <= hues[1]) & (chroma[patch] >= SKIN_CHROMA)
+        if skin.mean() < SKIN_SHARE:
             continue
-        if steepness is not None:
+        if light is not None:
+            if steepness is None:
+                steep_y, steep_x = np.gradient(cv2.GaussianBlur(light.astype(np.float32),
+                                                                (3, 3), 0))
+                steepness = np.hypot(steep_x, steep_y)
             rim = cv2.dilate(patch.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
             if float(np.percentile(steepness[rim], 90)) < SHARP_OUTLINE:
                 continue
