@@ -404,3 +404,30 @@ def test_a_card_cut_in_two_by_the_locator_is_one_card() -> None:
     reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
     assert reading.extra["trick"] == [2, 6, 7, 4]
     assert compare(scene, reading).state
+
+
+def test_unlike_paper_is_the_plain_formula_bit_for_bit() -> None:
+    """The board fit's 'unlike the paper' image, worked channel by channel in place,
+    has the same bits as sqrt(0.5 dL² + da² + db²) on the (h, w, 3) float32 difference."""
+    from companion.vision.locate import _unlike_paper
+
+    rng = np.random.default_rng(5)
+    lab = rng.integers(0, 256, (37, 53, 3), dtype=np.uint8)
+    paper = np.float32([201.5, 127.0, 133.25])
+    diff = lab.astype(np.float32) - paper
+    plain = np.sqrt(0.5 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
+    got = _unlike_paper(lab, paper)
+    assert got.dtype == np.float32
+    assert np.array_equal(got, plain.astype(np.float32))
+
+
+def test_board_layouts_are_drawn_once_and_read_only() -> None:
+    """Every board fit shares one layout and its half-size template: the same arrays,
+    which no fit can change, the half one the layout shrunk as the coarse stage did."""
+    from companion.vision.locate import _board_layout, _half_board_layout
+
+    layout, small = _board_layout(), _half_board_layout()
+    assert _board_layout() is layout and _half_board_layout() is small
+    assert not layout.flags.writeable and not small.flags.writeable
+    assert np.array_equal(small, cv2.resize(layout, None, fx=0.5, fy=0.5,
+                                            interpolation=cv2.INTER_AREA))
