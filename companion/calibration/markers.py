@@ -183,8 +183,12 @@ def _seat_match(grey: npt.NDArray[np.uint8], square: npt.NDArray[np.float32]
     spread = float(inner.max() - inner.min())
     if spread < 1.0:
         return None
-    darker = min(float(np.sort(inner)[-4:].mean() - border.max()),
-                 float(np.percentile(around, 25) - border.mean())) / spread
+    # the border darker than the bright cells, then than the white around it; the
+    # second (a percentile: slow to take) only for a square that passes the first
+    than_cells = float(np.sort(inner)[-4:].mean() - border.max())
+    if than_cells / spread < SEAT_DARKNESS:
+        return None
+    darker = min(than_cells, float(np.percentile(around, 25) - border.mean())) / spread
     if darker < SEAT_DARKNESS:
         return None
     bits = (inner - inner.mean()) / inner.std()

@@ -153,17 +153,18 @@ def _fit_to_cells(xs: Sequence[float], count: int) -> list[float]:
     corner a few pixels off) or the tokens' height seen at a slant."""
     x = np.asarray(xs, np.float64)
     middle = count / 2
-    best = (np.inf, 1.0, 0.0)
     scales, shifts = CELL_FIT
-    for scale in np.linspace(1 - scales, 1 + scales, 21):
-        for shift in np.linspace(-shifts, shifts, 21):
-            moved = middle + (x - middle) * scale + shift
-            off = moved - np.floor(moved) - 0.5
-            cost = float(np.sum(np.minimum(off * off, 0.1))) + 0.05 * (
-                abs(scale - 1) / scales + abs(shift) / shifts)
-            if cost < best[0]:
-                best = (cost, float(scale), float(shift))
-    _, scale, shift = best
+    # every (scale, shift) of the 21 x 21 grid at once, a row of tokens each: the first
+    # of the cheapest in the grid's order (scale, then shift) wins
+    scale_of, shift_of = (grid.ravel()[:, None] for grid in np.meshgrid(
+        np.linspace(1 - scales, 1 + scales, 21), np.linspace(-shifts, shifts, 21),
+        indexing="ij"))
+    moved_all = middle + (x - middle) * scale_of + shift_of
+    off_all = moved_all - np.floor(moved_all) - 0.5
+    costs = np.sum(np.minimum(off_all * off_all, 0.1), axis=1) + 0.05 * (
+        np.abs(scale_of[:, 0] - 1) / scales + np.abs(shift_of[:, 0]) / shifts)
+    best = int(np.argmin(costs))
+    scale, shift = float(scale_of[best, 0]), float(shift_of[best, 0])
     moved = middle + (x - middle) * scale + shift
     off = moved - np.floor(moved) - 0.5
     if float(np.sqrt(np.mean(off * off))) > FIT_RMS:

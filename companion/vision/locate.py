@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import NamedTuple
 
 import cv2
@@ -498,10 +499,12 @@ def tokens_on_board(image: Image, board: npt.NDArray[np.float32]) -> list[npt.ND
     return [_token_square(x, y, r, back) for x, y, r in found]
 
 
+@cache
 def _board_layout() -> npt.NDArray[np.float32]:
     """The board's face as the fit sees it, in the BOARD_FIT_VIEW: 1 where a pixel
     unlike the board's paper is expected (the cells, the table around the board), 0 on
-    the paper (its margins, the number row, the gaps between cells)."""
+    the paper (its margins, the number row, the gaps between cells). Drawn once and
+    shared by every fit (read-only)."""
     width, height, margin = BOARD_FIT_VIEW
     _, _, grid_w, grid_h, inset = BOARD_GRID
     layout = np.ones((height + 2 * margin, width + 2 * margin), np.float32)
@@ -514,7 +517,18 @@ def _board_layout() -> npt.NDArray[np.float32]:
             x, y = margin + u * width, margin + v * height
             cv2.rectangle(layout, (round(x - half_w), round(y - half_h)),
                           (round(x + half_w), round(y + half_h)), 1.0, cv2.FILLED)
+    layout.flags.writeable = False
     return layout
+
+
+@cache
+def _half_board_layout() -> npt.NDArray[np.float32]:
+    """``_board_layout`` at half size, the coarse stage's template
+    (``_ecc_coarse_to_fine``); made once (read-only)."""
+    small = np.asarray(cv2.resize(_board_layout(), None, fx=0.5, fy=0.5,
+                                  interpolation=cv2.INTER_AREA), np.float32)
+    small.flags.writeable = False
+    return small
 
 
 def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
@@ -529,38 +543,56 @@ def fit_board_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
     located outline can run on along a faint edge (dev 60411 normal, a white board on a
     pale table: 0.22 as located, 0.35 along the side lines). A trapezoid's minimum-area
     rectangle puts a corner one to two cells out, beyond the fit's reach, where lines
-    along the outline's sides do not (segment._corners_of_side_lines)."""
-    first = _fit_to_cells(image, quad)
+    along the outline's sides do not (segment._corners_of_side_lines). The other starts
+    are screened on the photo around ``quad`` (``_fit_crop``, cut once), and only the
+    best of each batch is fitted again on the photo around it (``_better_start``)."""
+    around = _fit_crop(image, quad)  # the photo around the board, shared by the screens
+    first = _fit_to_cells(image, quad, around=around)
     # a weak fit: other starts, each fitted briefly (SCREEN_ITERATIONS), the best of
     # them then fitted in full and kept if it correlates better than the first
     best = first
-    for start in starts if first[0] < BOARD_FIT_GOOD else ():
-        tried = _fit_to_cells(image, start, iterations=SCREEN_ITERATIONS)
-        if tried[0] > best[0]:
-            best = tried
+    if first[0] < BOARD_FIT_GOOD:
+        best = _better_start(image, around, starts, best, iterations=SCREEN_ITERATIONS)
     for _ in range(COLUMN_STEP_ROUNDS):  # still weak: a column short or long at an end?
         if best[0] >= COLUMN_STEP_BELOW:
             break
         base = best
-        for before, after in COLUMN_STEPS:
-            tried = _fit_to_cells(image, _lengthened(base[1], before, after),
-                                  iterations=SCREEN_ITERATIONS, mend=False)
-            if tried[0] > best[0]:
-                best = tried
+        best = _better_start(image, around, [_lengthened(base[1], before, after)
+                                             for before, after in COLUMN_STEPS], best,
+                             iterations=SCREEN_ITERATIONS, mend=False)
         if best is base:
             break
     if best[0] < 0:  # nothing converged: an outline two columns long or short?
-        for before, after in COLUMN_LEAPS:
-            tried = _fit_to_cells(image, _lengthened(quad, before, after),
-                                  iterations=SCREEN_ITERATIONS)
-            if tried[0] > best[0]:
-                best = tried
+        best = _better_start(image, around, [_lengthened(quad, before, after)
+                                             for before, after in COLUMN_LEAPS], best,
+                             iterations=SCREEN_ITERATIONS)
     if best[0] < 0:  # no fit: the outline that lies best on the cells as it stands
         return max((quad, *starts), key=lambda start: _start_correlation(image, start))
     if best is first:
         return first[1]
     full = _fit_to_cells(image, best[1])
     return full[1] if full[0] > first[0] else first[1]
+
+
+def _better_start(image: Image, around: _FitCrop, starts: Sequence[npt.NDArray[np.float32]],
+                  best: tuple[float, npt.NDArray[np.float32]], *, iterations: int,
+                  mend: bool = True) -> tuple[float, npt.NDArray[np.float32]]:
+    """The fit (correlation, quad) of the first of ``starts`` that correlates best, when
+    that beats ``best``; else ``best``. Each start is screened on the photo ``around``
+    the located board, cut, shrunk and converted once (cutting them anew for each start
+    cost as much as the fits); the best of them is fitted again on the photo around it
+    (``_fit_crop``), as every fit once was: the crop's reach and detail move a fit by a
+    hundredth of a cell, which flipped a cell's 'covered' test (dev 61604 hard) when it
+    was kept."""
+    if not len(starts):
+        return best
+    screened = [_fit_to_cells(image, start, around=around, iterations=iterations, mend=mend)
+                for start in starts]
+    k = max(range(len(starts)), key=lambda i: screened[i][0])  # the first of the best
+    if screened[k][0] < 0:  # none converged on the shared crop
+        return best
+    tried = _fit_to_cells(image, starts[k], iterations=iterations, mend=mend)
+    return tried if tried[0] > best[0] else best
 
 
 def _lengthened(quad: npt.NDArray[np.float32], before: int, after: int
@@ -578,31 +610,48 @@ def _lengthened(quad: npt.NDArray[np.float32], before: int, after: int
 
 
 @dataclass(frozen=True)
-class _FitInputs:
-    """What the fit of a board to its cells works on: the board's surroundings in the
-    photo (cropped, shrunk by ``scale`` from ``origin``), how unlike the board's paper
-    each of its pixels is, the homography from the layout's view to it, and the face's
-    corners in that view."""
+class _FitCrop:
+    """The photo around a board as its fits work on it (``_fit_crop``): the board and
+    the table around it, cropped and shrunk by ``scale`` from ``origin``, in BGR and
+    CIELAB."""
 
     crop: Image
-    unlike: npt.NDArray[np.float32]
-    to_image: npt.NDArray[np.float64]
-    face: npt.NDArray[np.float32]
+    lab: Image
     scale: float
     origin: npt.NDArray[np.float32]
 
 
-def _fit_inputs(image: Image, quad: npt.NDArray[np.float32]) -> _FitInputs:
-    """The ``_FitInputs`` of the upright board ``quad`` in the BGR ``image``: only the
-    board and the table around it, shrunk so the board spans at most BOARD_FIT_DETAIL
-    times the layout's width (ECC takes the gradients of the whole image it is given);
-    the paper's colour is the median of the number row's band."""
+@dataclass(frozen=True)
+class _FitInputs:
+    """What the fit of a board to its cells works on: the photo around it (``_FitCrop``),
+    how unlike the board's paper each of its pixels is, the homography from the layout's
+    view to it, and the face's corners in that view."""
+
+    around: _FitCrop
+    unlike: npt.NDArray[np.float32]
+    to_image: npt.NDArray[np.float64]
+    face: npt.NDArray[np.float32]
+
+
+def _layout_face() -> npt.NDArray[np.float32]:
+    """The board's corners in the layout's view (BOARD_FIT_VIEW)."""
+    width, height, margin = BOARD_FIT_VIEW
+    return np.float32([[margin, margin], [margin + width, margin],
+                       [margin + width, margin + height], [margin, margin + height]])
+
+
+def _fit_crop(image: Image, quad: npt.NDArray[np.float32]) -> _FitCrop:
+    """The ``_FitCrop`` of the upright board ``quad`` in the BGR ``image``: only the board
+    and the table around it (the layout's view grown by half each way: room for the
+    other starts of its fit, a column or two longer or shorter), shrunk so the board
+    spans at most BOARD_FIT_DETAIL times the layout's width (ECC takes the gradients of
+    the whole image it is given). Made once for the located quad and shared by every fit
+    of the board from it (``fit_board_to_cells``): cutting, shrinking and converting the
+    photo anew for each start cost more than some of the fits."""
     width, height, margin = BOARD_FIT_VIEW
     layout_h, layout_w = height + 2 * margin, width + 2 * margin
-    face = np.float32([[margin, margin], [margin + width, margin],
-                       [margin + width, margin + height], [margin, margin + height]])
-    to_image = cv2.getPerspectiveTransform(face, np.asarray(quad, np.float32).reshape(4, 2))
-    # only the board and the table around it: the view's outline, grown by half
+    to_image = cv2.getPerspectiveTransform(_layout_face(),
+                                           np.asarray(quad, np.float32).reshape(4, 2))
     seen = cv2.perspectiveTransform(np.float32([[[0, 0], [layout_w, 0],
                                                  [layout_w, layout_h],
                                                  [0, layout_h]]]), to_image)[0]
@@ -616,24 +665,49 @@ def _fit_inputs(image: Image, quad: npt.NDArray[np.float32]) -> _FitInputs:
     crop = image[y0:y1, x0:x1]
     if scale < 1.0:
         crop = cv2.resize(crop, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    return _FitCrop(crop, cv2.cvtColor(crop, cv2.COLOR_BGR2LAB), scale, np.float32([x0, y0]))
+
+
+def _fit_inputs(around: _FitCrop, quad: npt.NDArray[np.float32]) -> _FitInputs:
+    """The ``_FitInputs`` of the upright board ``quad`` (image pixels) in the photo
+    ``around`` it: the paper's colour is the median of the number row's band as ``quad``
+    places it."""
+    width, height, margin = BOARD_FIT_VIEW
+    layout_h, layout_w = height + 2 * margin, width + 2 * margin
+    face = _layout_face()
+    (x0, y0), scale = around.origin.astype(np.float64), around.scale
     shift = np.array([[scale, 0, -x0 * scale], [0, scale, -y0 * scale], [0, 0, 1]],
                      np.float64)
-    to_image = (shift @ to_image).astype(np.float64)
-    lab = cv2.cvtColor(crop, cv2.COLOR_BGR2LAB).astype(np.float32)
-    view = cv2.warpPerspective(lab, to_image, (layout_w, layout_h),
+    to_image = (shift @ cv2.getPerspectiveTransform(
+        face, np.asarray(quad, np.float32).reshape(4, 2))).astype(np.float64)
+    view = cv2.warpPerspective(around.lab.astype(np.float32), to_image, (layout_w, layout_h),
                                flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
     band = view[margin + int(0.04 * height):margin + int(0.14 * height),
                 margin + int(0.05 * width):margin + int(0.95 * width)].reshape(-1, 3)
-    diff = lab - np.median(band, axis=0)
-    unlike = np.sqrt(0.5 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
-    return _FitInputs(crop, unlike.astype(np.float32), to_image, face, scale,
-                      np.float32([x0, y0]))
+    return _FitInputs(around, _unlike_paper(around.lab, np.median(band, axis=0)), to_image,
+                      face)
+
+
+def _unlike_paper(lab: Image, paper: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """How unlike the ``paper`` colour each pixel of the CIELAB ``lab`` is: the distance
+    with lightness at half weight, sqrt(0.5 dL² + da² + db²), in float32. Worked channel
+    by channel in place (the same float32 steps in the same order as on the (h, w, 3)
+    difference: the same bits, some twice as fast)."""
+    lightness, a, b = (channel.astype(np.float32) for channel in cv2.split(lab))
+    for channel, value in zip((lightness, a, b), paper, strict=True):
+        channel -= value
+        channel *= channel
+    lightness *= np.float32(0.5)
+    lightness += a
+    lightness += b
+    out: npt.NDArray[np.float32] = np.sqrt(lightness, out=lightness)
+    return out
 
 
 def _start_correlation(image: Image, quad: npt.NDArray[np.float32]) -> float:
     """How well the upright board ``quad``, as it stands, lies on the board's printed
     cells: the correlation ``_fit_to_cells`` starts from (ECC's, unfitted)."""
-    inputs = _fit_inputs(image, quad)
+    inputs = _fit_inputs(_fit_crop(image, quad), quad)
     layout = _board_layout()
     view = cv2.warpPerspective(inputs.unlike, inputs.to_image, layout.shape[::-1],
                                flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
@@ -641,8 +715,8 @@ def _start_correlation(image: Image, quad: npt.NDArray[np.float32]) -> float:
 
 
 def _fit_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
-                  iterations: int = FIT_ITERATIONS, mend: bool = True
-                  ) -> tuple[float, npt.NDArray[np.float32]]:
+                  around: _FitCrop | None = None, iterations: int = FIT_ITERATIONS,
+                  mend: bool = True) -> tuple[float, npt.NDArray[np.float32]]:
     """The upright board ``quad`` (top-left first, the number row along its first edge)
     moved onto the board's printed cells in the BGR ``image``: the homography that best
     correlates (OpenCV's ECC) how unlike the board's paper each pixel is with the
@@ -653,24 +727,28 @@ def _fit_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
     BOARD_FIT_CC, or leaves the board's print running past an end of its grid
     (``PRINT_PAST_END``: a hand over the far columns lets a grid a few columns short
     correlate best) and, with ``mend``, fitted again from a column longer at that end,
-    still does (dev 60641 normal: the side lines' fit, a column short, 0.78 mended)."""
-    inputs = _fit_inputs(image, quad)
+    still does (dev 60641 normal: the side lines' fit, a column short, 0.78 mended). The
+    fit works on the photo ``around`` the board when given (``_fit_crop``), else on the
+    photo around ``quad``."""
+    shared = around
+    if around is None:
+        around = _fit_crop(image, quad)
+    inputs = _fit_inputs(around, quad)
     try:
-        cc, fitted = _ecc_coarse_to_fine(_board_layout(), inputs.unlike, inputs.to_image,
-                                         iterations)
+        cc, fitted = _ecc_coarse_to_fine(inputs.unlike, inputs.to_image, iterations)
     except cv2.error:
         return -1.0, np.asarray(quad, np.float32)
     if not cc >= BOARD_FIT_CC:
         return -1.0, np.asarray(quad, np.float32)
     seen = cv2.perspectiveTransform(inputs.face.reshape(1, 4, 2), fitted).reshape(4, 2)
-    out: npt.NDArray[np.float32] = (seen / inputs.scale + inputs.origin).astype(np.float32)
-    before, after = (count >= PRINT_PAST_END for count in print_past_ends(inputs.crop, seen))
+    out: npt.NDArray[np.float32] = (seen / around.scale + around.origin).astype(np.float32)
+    before, after = (count >= PRINT_PAST_END for count in print_past_ends(around.crop, seen))
     if not (before or after):
         return float(cc), out
     if not mend:  # the board runs on past the grid: a column or more off
         return -1.0, np.asarray(quad, np.float32)
     return _fit_to_cells(image, _lengthened(out, int(before), int(after)),
-                         iterations=iterations, mend=False)
+                         around=shared, iterations=iterations, mend=False)
 
 
 FINE_ITERATIONS = 10
@@ -683,14 +761,13 @@ in fewer than FIT_ITERATIONS mostly). Fitting at a smaller view instead
 (BOARD_FIT_VIEW 160 wide) was cheaper but left fits 0.26 cells off (dev 60429)."""
 
 
-def _ecc_coarse_to_fine(layout: npt.NDArray[np.float32], unlike: npt.NDArray[np.float32],
-                        to_image: npt.NDArray[np.float64], iterations: int
-                        ) -> tuple[float, npt.NDArray[np.float32]]:
-    """OpenCV's ECC homography from ``layout`` to ``unlike`` (its correlation and the
-    warp, layout to image pixels), ``iterations`` at half size then FINE_ITERATIONS at
-    full size."""
+def _ecc_coarse_to_fine(unlike: npt.NDArray[np.float32], to_image: npt.NDArray[np.float64],
+                        iterations: int) -> tuple[float, npt.NDArray[np.float32]]:
+    """OpenCV's ECC homography from the board's layout (``_board_layout``) to ``unlike``
+    (its correlation and the warp, layout to image pixels), ``iterations`` at half size
+    then FINE_ITERATIONS at full size."""
     half = np.diag([0.5, 0.5, 1.0])
-    small = cv2.resize(layout, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+    layout, small = _board_layout(), _half_board_layout()
     seen = cv2.resize(unlike, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
     _, coarse = cv2.findTransformECC(
         small, seen, (half @ to_image @ np.linalg.inv(half)).astype(np.float32),

@@ -24,7 +24,8 @@ statistics, fitted on rendered sheets, gives the probability; the confidence is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -708,11 +709,26 @@ def box_crops(image: Image, placed: Placed, size: tuple[int, int]) -> list[Image
     """Each placed box cut out upright at ``size`` with a margin of ``BOX_MARGIN`` (a
     cross runs over the box's edge): what the box model reads, and is trained on."""
     out = []
-    for _, _, q in placed:
-        centre = q.mean(axis=0)
-        out.append(_warp(image, (centre + (q - centre) * (1 + 2 * BOX_MARGIN)).astype(
-            np.float32), size))
+    with _one_cv_thread():
+        for _, _, q in placed:
+            centre = q.mean(axis=0)
+            out.append(_warp(image, (centre + (q - centre) * (1 + 2 * BOX_MARGIN)).astype(
+                np.float32), size))
     return out
+
+
+@contextmanager
+def _one_cv_thread() -> Iterator[None]:
+    """OpenCV on one thread for a loop of many tiny warps (the boxes): handing a box's
+    few hundred pixels to the thread pool cost more than warping them (72 -> 40 µs CPU a
+    32x32 crop on the 2-core machine); each pixel is warped alike on any thread, so the
+    crops are the same. The thread count is put back after."""
+    threads = cv2.getNumThreads()
+    cv2.setNumThreads(1)
+    try:
+        yield
+    finally:
+        cv2.setNumThreads(threads)
 
 
 def box_features(image: Image, placed: Placed, template: Template) -> npt.NDArray[np.float64]:
@@ -720,8 +736,9 @@ def box_features(image: Image, placed: Placed, template: Template) -> npt.NDArra
     (rows of ``WEIGHTS``' length)."""
     corners, _ = _zones(template)
     diagonals = [d.ravel() for d in _diagonals()]
-    crops = np.stack([_warp(image, _inset(q, INSET), CROP) for _, _, q in placed]
-                     ).astype(np.float32)
+    with _one_cv_thread():
+        crops = np.stack([_warp(image, _inset(q, INSET), CROP) for _, _, q in placed]
+                         ).astype(np.float32)
     rows = [r for r, _, _ in placed]
     lum = crops.mean(axis=3)
     bright = np.array([c.reshape(-1, 3)[lm.ravel() >= np.percentile(lm, 85)].mean(axis=0)

@@ -269,3 +269,24 @@ def test_one_square_like_a_seat_marker_on_a_table_without_markers_is_not_a_seat(
                + markers._markers_in(cv2.addWeighted(grey, 2.0, soft, -1.0, 0))[1])
     assert len(markers._blurred_seats(grey, squares, [])) == 1  # one square matches
     assert detect_markers(scene.image) == []
+
+
+def test_seat_match_takes_a_blurred_seat_marker_and_not_a_square_without_a_dark_border(
+        ) -> None:
+    """A blurred seat marker on white matches its seat; the same square with its black
+    border painted over (as light as the cells) is left at the first darkness test."""
+    from companion.calibration import markers
+
+    side = 6 * markers.MARKER_PIXELS_PER_CELL
+    grey = np.full((120, 120), 235, np.uint8)
+    grey[30:30 + side, 30:30 + side] = markers.marker_image(markers.SEAT_IDS[0], side)
+    square = np.float32([[30, 30], [30 + side, 30], [30 + side, 30 + side], [30, 30 + side]])
+    blurred = cv2.GaussianBlur(grey, (0, 0), 1.5)
+    match = markers._seat_match(blurred, square)
+    assert match is not None and match[0] == markers.SEAT_IDS[0]
+    cell = markers.MARKER_PIXELS_PER_CELL
+    no_border = grey.copy()
+    inner = no_border[30 + cell:30 + side - cell, 30 + cell:30 + side - cell].copy()
+    no_border[30:30 + side, 30:30 + side] = 235
+    no_border[30 + cell:30 + side - cell, 30 + cell:30 + side - cell] = inner
+    assert markers._seat_match(cv2.GaussianBlur(no_border, (0, 0), 1.5), square) is None

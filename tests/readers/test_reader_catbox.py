@@ -73,6 +73,38 @@ def test_tokens_put_back_in_the_middle_of_their_cells() -> None:
     assert [float(x) for x in _fit_to_cells(scattered, 9)] == scattered
 
 
+def test_tokens_fitted_to_cells_as_by_the_grid_searched_one_place_at_a_time() -> None:
+    """The whole scale-by-shift grid costed at once picks what trying each place in
+    turn (scale, then shift; the first of equal costs) picked: the same floats."""
+    import numpy as np
+
+    from companion.readers.catbox import CELL_FIT, FIT_RMS, _fit_to_cells
+
+    def one_at_a_time(xs: list[float], count: int) -> list[float]:
+        x, middle, (scales, shifts) = np.asarray(xs, np.float64), count / 2, CELL_FIT
+        best = (np.inf, 1.0, 0.0)
+        for scale in np.linspace(1 - scales, 1 + scales, 21):
+            for shift in np.linspace(-shifts, shifts, 21):
+                moved = middle + (x - middle) * scale + shift
+                off = moved - np.floor(moved) - 0.5
+                cost = float(np.sum(np.minimum(off * off, 0.1))) + 0.05 * (
+                    abs(scale - 1) / scales + abs(shift) / shifts)
+                if cost < best[0]:
+                    best = (cost, float(scale), float(shift))
+        moved = middle + (x - middle) * best[1] + best[2]
+        off = moved - np.floor(moved) - 0.5
+        return list(x) if float(np.sqrt(np.mean(off * off))) > FIT_RMS else list(moved)
+
+    rng = np.random.default_rng(3)
+    for trial in range(200):
+        count = 9 if trial % 2 else 4
+        n = int(rng.integers(3, 16))
+        xs = rng.integers(0, count, n) + 0.5 + rng.normal(0, 0.05 + 0.3 * rng.random(), n)
+        if trial % 5 == 0:  # equal costs: quarter cells
+            xs = np.round(xs * 4) / 4
+        assert _fit_to_cells(list(xs), count) == one_at_a_time(list(xs), count)
+
+
 def test_trick_is_placed_by_the_board_read() -> None:
     """With two boards found (a small false one listed first), the trick's cards are
     placed against the board that is read, the largest."""

@@ -404,3 +404,84 @@ def test_a_card_cut_in_two_by_the_locator_is_one_card() -> None:
     reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
     assert reading.extra["trick"] == [2, 6, 7, 4]
     assert compare(scene, reading).state
+
+
+def test_unlike_paper_is_the_plain_formula_bit_for_bit() -> None:
+    """The board fit's 'unlike the paper' image, worked channel by channel in place,
+    has the same bits as sqrt(0.5 dL² + da² + db²) on the (h, w, 3) float32 difference."""
+    from companion.vision.locate import _unlike_paper
+
+    rng = np.random.default_rng(5)
+    lab = rng.integers(0, 256, (37, 53, 3), dtype=np.uint8)
+    paper = np.float32([201.5, 127.0, 133.25])
+    diff = lab.astype(np.float32) - paper
+    plain = np.sqrt(0.5 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
+    got = _unlike_paper(lab, paper)
+    assert got.dtype == np.float32
+    assert np.array_equal(got, plain.astype(np.float32))
+
+
+def test_board_layouts_are_drawn_once_and_read_only() -> None:
+    """Every board fit shares one layout and its half-size template: the same arrays,
+    which no fit can change, the half one the layout shrunk as the coarse stage did."""
+    from companion.vision.locate import _board_layout, _half_board_layout
+
+    layout, small = _board_layout(), _half_board_layout()
+    assert _board_layout() is layout and _half_board_layout() is small
+    assert not layout.flags.writeable and not small.flags.writeable
+    assert np.array_equal(small, cv2.resize(layout, None, fx=0.5, fy=0.5,
+                                            interpolation=cv2.INTER_AREA))
+
+
+def test_fits_from_other_starts_on_the_shared_crop_land_where_their_own_crop_did() -> None:
+    """A board's other starts are screened on the photo around the located outline
+    (``_fit_crop``, cut once): a start a third of a cell off or short, fitted there,
+    lands within 0.02 cells of its fit on a crop cut, shrunk and converted for it alone;
+    from the located outline itself, the same fit to the bit."""
+    from companion.vision.locate import _fit_crop, _fit_to_cells
+
+    for seed in (61001, 61003):
+        scene = render_scene("catbox", seed=seed, difficulty="normal")
+        truth = _true_board(scene)
+        around = _fit_crop(scene.image, truth)
+        own = _fit_to_cells(scene.image, truth)
+        shared = _fit_to_cells(scene.image, truth, around=around)
+        assert own[0] == shared[0] and np.array_equal(own[1], shared[1])
+        along = (truth[1] - truth[0]) / 9 * 0.94
+        short = truth.copy()
+        short[[1, 2]] -= 0.35 * along
+        for start in (truth + 0.3 * along, short):
+            start = start.astype(np.float32)
+            alone = _fit_to_cells(scene.image, start)
+            here = _fit_to_cells(scene.image, start, around=around)
+            assert alone[0] > 0 and abs(alone[0] - here[0]) < 0.01
+            off = float(np.linalg.norm(alone[1] - here[1], axis=1).max())
+            assert off / _cell_width(truth) < 0.02
+
+
+def test_the_best_screened_start_is_fitted_again_on_its_own_crop() -> None:
+    """``_better_start`` keeps the first start that screens best on the shared crop, fitted
+    again on the photo around it (the fit every start once had, to the bit), when that
+    beats the fit so far; else the fit so far itself."""
+    from companion.vision.locate import (
+        SCREEN_ITERATIONS,
+        _better_start,
+        _fit_crop,
+        _fit_to_cells,
+        _lengthened,
+    )
+
+    scene = render_scene("catbox", seed=61003, difficulty="normal")
+    truth = _true_board(scene)
+    along = (truth[1] - truth[0]) / 9 * 0.94
+    near = (truth + 0.3 * along).astype(np.float32)
+    starts = [_lengthened(truth, 0, 2), near, _lengthened(truth, -2, 0)]
+    around = _fit_crop(scene.image, truth)
+    weak = (0.5, truth)
+    got = _better_start(scene.image, around, starts, weak, iterations=SCREEN_ITERATIONS)
+    want = _fit_to_cells(scene.image, near, iterations=SCREEN_ITERATIONS)
+    assert got[0] == want[0] and np.array_equal(got[1], want[1])
+    strong = (0.99, truth)
+    assert _better_start(scene.image, around, starts, strong,
+                         iterations=SCREEN_ITERATIONS) is strong
+    assert _better_start(scene.image, around, [], weak, iterations=SCREEN_ITERATIONS) is weak

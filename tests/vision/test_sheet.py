@@ -347,3 +347,30 @@ def test_a_sheet_read_unsure_in_bulk_is_not_read_at_all() -> None:
         right = sum(b["confidence"] >= 0.5 and b["crossed"] == true[(b["row"], b["value"])]
                     for b in boxes)
         assert right >= len(boxes) - 1, (i, right)
+
+
+def test_box_crops_on_one_opencv_thread_are_the_same_and_the_threads_come_back() -> None:
+    """The boxes are warped with OpenCV on one thread (``_one_cv_thread``): the crops
+    are those warped on the thread pool, to the bit, and the thread count is put back,
+    also when the loop fails."""
+    import cv2
+
+    from companion.vision.sheet import BOX_MARGIN, _one_cv_thread, _warp, box_crops
+
+    rng = np.random.default_rng(7)
+    image = rng.integers(0, 256, (240, 320, 3), dtype=np.uint8)
+    placed = []
+    for k in range(40):
+        corner, side = rng.uniform(20, 200, 2), float(rng.uniform(6, 30))
+        q = np.float32([[0, 0], [side, 0.1 * side], [side, side], [0.05 * side, side]]) + corner
+        placed.append(("red", k, q.astype(np.float32)))
+    threads = cv2.getNumThreads()
+    pooled = [_warp(image, (q.mean(axis=0) + (q - q.mean(axis=0)) * (1 + 2 * BOX_MARGIN)
+                            ).astype(np.float32), (32, 32)) for _, _, q in placed]
+    crops = box_crops(image, placed, (32, 32))
+    assert all(np.array_equal(a, b) for a, b in zip(crops, pooled, strict=True))
+    assert cv2.getNumThreads() == threads
+    with pytest.raises(RuntimeError), _one_cv_thread():
+        assert cv2.getNumThreads() == 1
+        raise RuntimeError
+    assert cv2.getNumThreads() == threads
