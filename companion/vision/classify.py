@@ -43,13 +43,21 @@ from companion.vision.cards import (
     nox_cards_at_card_size,
     scoring_cards_by_number,
     scoring_cards_enlarged,
+    sheets_outlined_as_cards,
     split_card_pairs,
     trimmed_to_card_size,
     without_cards_on_nothing,
     without_printed_boxes,
 )
 from companion.vision.colour import apply_gains, white_gains
-from companion.vision.detections import JOINED, MIN_CONFIDENCE, Detections, rectify, rotate_quad
+from companion.vision.detections import (
+    JOINED,
+    MIN_CONFIDENCE,
+    Detections,
+    cut_across,
+    rectify,
+    rotate_quad,
+)
 from companion.vision.reading import (
     EDGE_FITS,
     MODELS_DIR,
@@ -440,8 +448,10 @@ def classify(image: Image, detections: Detections, *, game: str,
     read = detections.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
                                   oriented=tuple(oriented), data=data)
     if sheet_rows:
+        read = _sheets_cut_in_two(read, balanced, markers)
         if use_classifier:
             read = cards_checked_on_sheets(read, balanced, markers, models_dir)
+            read = _with_sheets_outlined_as_cards(read, balanced, markers)
         read = without_printed_boxes(read)
     if game == "catbox":
         board = largest_board_view(read, balanced)  # one warp for both token steps
@@ -480,6 +490,65 @@ def classify(image: Image, detections: Detections, *, game: str,
             read = nearest_sure_outline(facing_neighbours(read, balanced, tile_model), balanced,
                                         tile_model)
     return _second_opinion(read, balanced, models_dir, ask=ocr == "auto")
+
+
+def _sheets_cut_in_two(read: Detections, balanced: Image, markers: Sequence[Any]
+                       ) -> Detections:
+    """``read`` with each Qwixx sheet read unsure as a whole (``sheet.SHEET_SURE``) taken
+    as two sheets touching when both halves of its outline, cut across its longer sides,
+    read surely: the locator outlines two sheets lying edge to edge as one (dev 61047
+    normal, 61606 hard; two pads side by side have one pad's aspect, A-paper's). The
+    first half keeps the sheet's place, the second is added last."""
+    from companion.vision.sheet import SHEET_SURE, read_sheet
+
+    def sure(boxes: Sequence[Any]) -> bool:
+        return bool(boxes) and float(np.median([b["confidence"] for b in boxes])) >= SHEET_SURE
+
+    boxes = list(read.data.get("boxes", (None,) * len(read)))
+    quads, oriented = read.quads.copy(), list(read.oriented)
+    added = []
+    for i in read:
+        if read.kinds[i] != "qwixx_sheet" or not boxes[i] or sure(boxes[i]):
+            continue
+        halves = cut_across(read.quads[i], 2)
+        read_halves = [read_sheet(balanced, half, markers=markers, balanced=True)
+                       for half in halves]
+        if not all(sure(b) for b in read_halves):
+            continue
+        (first, second), (first_boxes, second_boxes) = halves, read_halves
+        quads[i], oriented[i] = _sheet_upright(first, first_boxes)
+        boxes[i] = first_boxes
+        quad, up = _sheet_upright(second, second_boxes)
+        extra = read.select([i])
+        added.append(extra.with_fields(quads=quad[None], oriented=(up,), data={
+            **extra.data, "boxes": (second_boxes,)}))
+    if not added:
+        return read
+    read = read.with_fields(quads=quads, oriented=tuple(oriented),
+                            data={**read.data, "boxes": tuple(boxes)})
+    return Detections.concat([read, *added])
+
+
+def _with_sheets_outlined_as_cards(read: Detections, balanced: Image, markers: Sequence[Any]
+                                   ) -> Detections:
+    """``cards.sheets_outlined_as_cards``, each new sheet's quad started at its upright
+    top-left and each outline it doubts kept doubted (``DOUBTED``) as the joined ones are
+    (Tesseract confirming its number lifts the cap)."""
+    before = read.kinds
+    read, joined = sheets_outlined_as_cards(read, balanced, markers)
+    quads, oriented = read.quads.copy(), list(read.oriented)
+    doubted = list(read.data.get(DOUBTED, (None,) * len(read)))
+    probabilities = list(read.data.get(PROBABILITIES, (None,) * len(read)))
+    for i in read:
+        if read.kinds[i] != before[i]:  # a card outline read as a sheet
+            quads[i], oriented[i] = _sheet_upright(quads[i], read.data["boxes"][i])
+            probabilities[i], doubted[i] = None, None
+    for i in joined:
+        if probabilities[i] is not None:
+            cap = np.full(len(probabilities[i]), JOINED_CONFIDENCE)
+            doubted[i] = cap if doubted[i] is None else np.minimum(doubted[i], cap)
+    return read.with_fields(quads=quads, oriented=tuple(oriented), data={
+        **read.data, DOUBTED: tuple(doubted), PROBABILITIES: tuple(probabilities)})
 
 
 def _second_opinion(read: Detections, balanced: Image, models_dir: Path, *, ask: bool
