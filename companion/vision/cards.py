@@ -141,15 +141,18 @@ measured in another sheet's plane."""
 
 def cards_checked_on_sheets(read: Detections, balanced: Image, markers: Sequence[Any],
                              models_dir: Path) -> Detections:
-    """Face-up Qwixx cards read fairly but not very surely (``CARD_CHECK_BELOW``) read
-    again through outlines fitted at a card's size in the nearest sheet's plane: where
-    the mean of the readings names another face (a 6 and a 9 are one), the card takes
-    the mean's reading, unsure unless the readings agree."""
+    """Face-up Qwixx cards read less than very surely (``CARD_CHECK_BELOW``) read again
+    through outlines fitted at a card's size in the nearest sheet's plane: where the mean
+    of the readings names another face (a 6 and a 9 are one), the card takes the mean's
+    reading and the way up most of those readings saw it. A card read unsure (``UNSURE``)
+    takes it only when every fitted outline names that face (dev 61314: a dark g6
+    outlined too long read g5 at 0.23, its corner outlines all g6 at 0.60-0.85; 61001: a
+    b6 read b5 at 0.46, its corners b5 or b8, left unsure)."""
     kinds, quads, labels = read.kinds, read.quads, read.labels
     probabilities = read.data.get(PROBABILITIES, (None,) * len(read))
     check = [i for i in read if kinds[i] == "qwixx_card"
              and probabilities[i] is not None and not str(labels[i]).startswith("back")
-             and UNSURE <= float(probabilities[i].max()) < CARD_CHECK_BELOW]
+             and float(probabilities[i].max()) < CARD_CHECK_BELOW]
     if not check or not available_model("qwixx_card", models_dir):
         return read
     planes = sheet_planes(read, markers)
@@ -172,9 +175,18 @@ def cards_checked_on_sheets(read: Detections, balanced: Image, markers: Sequence
     readings = iter(read_quads(model, balanced, [o for _, os in tries for o in os]))
     changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
     for i, outlines in tries:
-        mean = np.mean([probabilities[i], *(next(readings).probs for _ in outlines)], axis=0)
-        if not _same_face(model.labels[int(np.argmax(mean))], str(labels[i])):
-            changes[i] = (quads[i], mean)  # the outline stays; the reading is the mean's
+        again = [(o, next(readings)) for o in outlines]
+        mean = np.mean([probabilities[i], *(r.probs for _, r in again)], axis=0)
+        named = model.labels[int(np.argmax(mean))]
+        if float(probabilities[i].max()) < UNSURE and not (again and all(
+                _same_face(model.labels[int(np.argmax(r.probs))], named) for _, r in again)):
+            continue  # an unsure card takes the readings' face only if all name it
+        if not _same_face(named, str(labels[i])):
+            # the outline stays, the way up the readings': a 6 or 9 is named by it
+            down = down_vector(quads[i], False)
+            downs = [float(down_vector(o, r.turned) @ down) for o, r in again]
+            turned = sum(d < 0 for d in downs) > len(downs) / 2
+            changes[i] = (rotate_quad(quads[i], 2) if turned else quads[i], mean)
     return with_readings(read, model, changes)
 
 

@@ -43,6 +43,7 @@ from companion.vision.cards import (
     nox_cards_at_card_size,
     scoring_cards_by_number,
     scoring_cards_enlarged,
+    sheet_planes,
     sheets_outlined_as_cards,
     split_card_pairs,
     trimmed_to_card_size,
@@ -109,6 +110,12 @@ tiles, Nox and Qwixx cards (development seeds 61100-61179 normal, 61100-61159 ha
 the labels with the number Tesseract's confidence shared among them and the others the
 rest, trusting it 70-330 times over; on those Nummix tiles it doubled the readings
 sure (0.5) and wrong, 15 -> 30."""
+OCR_DISAGREES_KINDS = ("qwixx_card",)
+OCR_DISAGREES_CONFIDENCE = 0.45
+"""A piece of these kinds whose label Tesseract's reading turns to another is read no
+surer than this (under the readers' bar): the CNN and Tesseract disagree, and on a
+blurred Qwixx card Tesseract is as often the one wrong (dev 61327: a b8 read b8 at 0.56
+through card-sized outlines, turned to b4 at 0.58 by Tesseract's 4)."""
 OCR_SCALE = 3
 """Crops for Tesseract are rectified this many times larger than the CNN's."""
 
@@ -492,23 +499,42 @@ def classify(image: Image, detections: Detections, *, game: str,
     return _second_opinion(read, balanced, models_dir, ask=ocr == "auto")
 
 
+SHEETS_JOINED = 1.6
+"""A sheet outline read unsure as a whole is tried as two sheets (``_sheets_cut_in_two``)
+only when it covers this many sheets or more on the table, measured in the plane of the
+nearest sheet read surely: the two joined outlines of dev 61047 and 61606 measured 1.88
+and 2.14, blurred or partly hidden single sheets 0.44-1.26 (60005, 61334, 61348), and
+the halves of a blurred single sheet can each read surely (60005)."""
+
+
 def _sheets_cut_in_two(read: Detections, balanced: Image, markers: Sequence[Any]
                        ) -> Detections:
-    """``read`` with each Qwixx sheet read unsure as a whole (``sheet.SHEET_SURE``) taken
-    as two sheets touching when both halves of its outline, cut across its longer sides,
-    read surely: the locator outlines two sheets lying edge to edge as one (dev 61047
-    normal, 61606 hard; two pads side by side have one pad's aspect, A-paper's). The
-    first half keeps the sheet's place, the second is added last."""
+    """``read`` with each Qwixx sheet read unsure as a whole (``sheet.SHEET_SURE``) and
+    ``SHEETS_JOINED`` sheets large taken as two sheets touching when both halves of its
+    outline, cut across its longer sides, read surely: the locator outlines two sheets
+    lying edge to edge as one (dev 61047 normal, 61606 hard; two pads side by side have
+    one pad's aspect, A-paper's). The first half keeps the sheet's place, the second is
+    added last."""
+    from companion.synth.pieces import PIECE_MM
     from companion.vision.sheet import SHEET_SURE, read_sheet
 
     def sure(boxes: Sequence[Any]) -> bool:
         return bool(boxes) and float(np.median([b["confidence"] for b in boxes])) >= SHEET_SURE
 
+    planes = sheet_planes(read, markers, sure=True)
+    if not planes:
+        return read
     boxes = list(read.data.get("boxes", (None,) * len(read)))
     quads, oriented = read.quads.copy(), list(read.oriented)
     added = []
     for i in read:
         if read.kinds[i] != "qwixx_sheet" or not boxes[i] or sure(boxes[i]):
+            continue
+        centre = read.quads[i].mean(axis=0)
+        to_image = min(planes, key=lambda p: float(np.linalg.norm(p[0] - centre)))[1]
+        on_table = cv2.perspectiveTransform(read.quads[i].reshape(1, 4, 2).astype(np.float64),
+                                            np.linalg.inv(to_image))[0].astype(np.float32)
+        if cv2.contourArea(on_table) < SHEETS_JOINED * float(np.prod(PIECE_MM["qwixx_sheet"])):
             continue
         halves = cut_across(read.quads[i], 2)
         read_halves = [read_sheet(balanced, half, markers=markers, balanced=True)
@@ -612,6 +638,8 @@ def _with_tesseract(read: Detections, balanced: Image, models_dir: Path, unsure:
         kind_labels = models[read.kinds[i]].labels
         probs = _with_ocr(kind_labels, probabilities[i], number, conf)
         labels[i], confidences[i], alternatives[i] = top_labels(kind_labels, probs)
+        if read.kinds[i] in OCR_DISAGREES_KINDS and labels[i] != read.labels[i]:
+            confidences[i] = min(float(confidences[i]), OCR_DISAGREES_CONFIDENCE)
         if number is not None and conf >= MIN_CONFIDENCE and number_of(labels[i]) == number:
             confirmed.add(i)
     data["alternatives"] = tuple(alternatives)
