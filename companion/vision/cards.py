@@ -179,9 +179,9 @@ def cards_checked_on_sheets(read: Detections, balanced: Image, markers: Sequence
         mean = np.mean([probabilities[i], *(r.probs for _, r in again)], axis=0)
         named = model.labels[int(np.argmax(mean))]
         if float(probabilities[i].max()) < UNSURE and not (again and all(
-                _same_face(model.labels[int(np.argmax(r.probs))], named) for _, r in again)):
+                same_face(model.labels[int(np.argmax(r.probs))], named) for _, r in again)):
             continue  # an unsure card takes the readings' face only if all name it
-        if not _same_face(named, str(labels[i])):
+        if not same_face(named, str(labels[i])):
             # the outline stays, the way up the readings': a 6 or 9 is named by it
             down = down_vector(quads[i], False)
             downs = [float(down_vector(o, r.turned) @ down) for o, r in again]
@@ -264,7 +264,7 @@ def sheets_outlined_as_cards(read: Detections, balanced: Image, markers: Sequenc
                             ), doubted
 
 
-def _same_face(a: str, b: str) -> bool:
+def same_face(a: str, b: str) -> bool:
     """Whether two card labels name the same face up to a half turn (a 6 read upside
     down is a 9; which way a played card lies is settled against its player's sheet)."""
     turned = {"6": "9", "9": "6"}
@@ -737,6 +737,27 @@ def scoring_cards_enlarged(balanced: Image, read: Detections, models_dir: Path
             changes[i] = (rotate_quad(outline, 2) if first.turned else outline,
                           np.mean([r.probs for _, r in mine], axis=0))
     return with_readings(read, model, changes), set(changes)
+
+
+QUARTER_KINDS = ("qwixx_card",)
+"""Kinds lying at any turn (a Qwixx play, the display) whose square-looking outline
+(``SQUARE_LOOK``: a camera's tilt squeezes it) is read a quarter turn round too, the
+surer reading kept when the two name different faces (``square_looking``): no axis of
+its own says which side is its top (hard dev 61612: an r10 read r2 at 0.97, a quarter
+turn round r10 at 1.00; 61103: an r10 read r12 at 0.76, round r10 at 0.98; the right
+readings of dev 61000, 61103, 61138, 61145, 61303, 61311, 61622 were each surer than
+their quarter turn)."""
+
+
+def square_looking(quads: Sequence[npt.NDArray[np.float32]]) -> list[int]:
+    """The outlines (indices) less than ``SQUARE_LOOK`` times as long as wide."""
+    if not len(quads):
+        return []
+    q = np.asarray(quads, np.float64)
+    widths = np.linalg.norm(((q[:, 1] - q[:, 0]) + (q[:, 2] - q[:, 3])) / 2, axis=1)
+    heights = np.linalg.norm(((q[:, 3] - q[:, 0]) + (q[:, 2] - q[:, 1])) / 2, axis=1)
+    square = np.maximum(widths, heights) < SQUARE_LOOK * np.minimum(widths, heights)
+    return [int(k) for k in np.flatnonzero(square)]
 
 
 def across_neighbour(quads: Sequence[npt.NDArray[np.float32]]) -> list[int]:

@@ -197,3 +197,17 @@ def test_a_card_whose_label_tesseract_overturns_is_not_read_surely() -> None:
                                                - np.mean(true.quad, axis=0))))
     assert read.labels[i] == "b8" or float(read.confidences[i]) < 0.5
     assert "b4" not in photo.reading.state.get("play", {}).get("cards", [])
+
+
+def test_a_square_looking_card_is_read_a_quarter_turn_round_too() -> None:
+    """A played r10 squeezed square by the camera's tilt read r2 at 0.97 on its side
+    (hard dev 61612); a quarter turn round it reads r10 surer, and that is kept."""
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("qwixx", seed=61612, difficulty="hard")
+    read = read_image(scene.image, game="qwixx").detections
+    (true,) = [p for p in scene.pieces if p.label == "r10"]
+    i = min((i for i in read if read.kinds[i] == "qwixx_card"),
+            key=lambda i: float(np.linalg.norm(read.quads[i].mean(axis=0)
+                                               - np.mean(true.quad, axis=0))))
+    assert read.labels[i] == "r10" and float(read.confidences[i]) >= 0.9
