@@ -42,6 +42,7 @@ from companion.vision.cards import (
     joined_card_halves,
     joined_nox_halves,
     nox_cards_at_card_size,
+    same_face,
     scoring_cards_by_number,
     scoring_cards_enlarged,
     sheet_planes,
@@ -404,7 +405,9 @@ def classify(image: Image, detections: Detections, *, game: str,
             square = [k for k in square_looking(starts) if readings[k].probs.max() < UNSURE]
             for k, reading in zip(square, read_quads(
                     model, balanced, [rotate_quad(starts[k], 1) for k in square]), strict=True):
-                if reading.probs.max() > readings[k].probs.max():
+                if reading.probs.max() > readings[k].probs.max() and not same_face(
+                        model.labels[int(reading.probs.argmax())],
+                        model.labels[int(readings[k].probs.argmax())]):
                     starts[k], readings[k] = rotate_quad(starts[k], 1), reading
         retry = [k for k, r in enumerate(readings) if r.probs.max() < UNSURE]
         if retry and kind in RETRY_KINDS:  # unsure: read again through other outlines
