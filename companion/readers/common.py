@@ -100,7 +100,7 @@ def unsure(detections: Detections, i: int, what: str) -> dict[str, Any] | None:
             why += f" (alternatives: {alts})"
         if detections.data.get(JOINED, (False,) * len(detections))[i]:
             why += ("; its outline is over twice a card's size: two or three cards touching, "
-                    "read as one")
+                    "or part of a sheet, read as one")
         return {"piece": i, "what": what, "why": why}
     return None
 

@@ -141,23 +141,21 @@ measured in another sheet's plane."""
 
 def cards_checked_on_sheets(read: Detections, balanced: Image, markers: Sequence[Any],
                              models_dir: Path) -> Detections:
-    """Face-up Qwixx cards read fairly but not very surely (``CARD_CHECK_BELOW``) read
-    again through outlines fitted at a card's size in the nearest sheet's plane: where
-    the mean of the readings names another face (a 6 and a 9 are one), the card takes
-    the mean's reading, unsure unless the readings agree."""
-    from companion.vision.sheet import printed_sheet, sheet_plane
-
+    """Face-up Qwixx cards read less than very surely (``CARD_CHECK_BELOW``) read again
+    through outlines fitted at a card's size in the nearest sheet's plane: where the mean
+    of the readings names another face (a 6 and a 9 are one), the card takes the mean's
+    reading and the way up most of those readings saw it. A card read unsure (``UNSURE``)
+    takes it only when every fitted outline names that face (dev 61314: a dark g6
+    outlined too long read g5 at 0.23, its corner outlines all g6 at 0.60-0.85; 61001: a
+    b6 read b5 at 0.46, its corners b5 or b8, left unsure)."""
     kinds, quads, labels = read.kinds, read.quads, read.labels
     probabilities = read.data.get(PROBABILITIES, (None,) * len(read))
-    boxes = read.data.get("boxes", (None,) * len(read))
     check = [i for i in read if kinds[i] == "qwixx_card"
              and probabilities[i] is not None and not str(labels[i]).startswith("back")
-             and UNSURE <= float(probabilities[i].max()) < CARD_CHECK_BELOW]
+             and float(probabilities[i].max()) < CARD_CHECK_BELOW]
     if not check or not available_model("qwixx_card", models_dir):
         return read
-    planes = [(quads[s].mean(axis=0), h) for s in read if kinds[s] == "qwixx_sheet"
-              and boxes[s] for h in [sheet_plane(boxes[s], printed=printed_sheet(
-                  markers, quads[s]))] if h is not None]
+    planes = sheet_planes(read, markers)
     if not planes:
         return read
     model = load_model("qwixx_card", models_dir)
@@ -177,13 +175,96 @@ def cards_checked_on_sheets(read: Detections, balanced: Image, markers: Sequence
     readings = iter(read_quads(model, balanced, [o for _, os in tries for o in os]))
     changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
     for i, outlines in tries:
-        mean = np.mean([probabilities[i], *(next(readings).probs for _ in outlines)], axis=0)
-        if not _same_face(model.labels[int(np.argmax(mean))], str(labels[i])):
-            changes[i] = (quads[i], mean)  # the outline stays; the reading is the mean's
+        again = [(o, next(readings)) for o in outlines]
+        mean = np.mean([probabilities[i], *(r.probs for _, r in again)], axis=0)
+        named = model.labels[int(np.argmax(mean))]
+        if float(probabilities[i].max()) < UNSURE and not (again and all(
+                same_face(model.labels[int(np.argmax(r.probs))], named) for _, r in again)):
+            continue  # an unsure card takes the readings' face only if all name it
+        if not same_face(named, str(labels[i])):
+            # the outline stays, the way up the readings': a 6 or 9 is named by it
+            down = down_vector(quads[i], False)
+            downs = [float(down_vector(o, r.turned) @ down) for o, r in again]
+            turned = sum(d < 0 for d in downs) > len(downs) / 2
+            changes[i] = (rotate_quad(quads[i], 2) if turned else quads[i], mean)
     return with_readings(read, model, changes)
 
 
-def _same_face(a: str, b: str) -> bool:
+def sheet_planes(read: Detections, markers: Sequence[Any], *, sure: bool = False
+                 ) -> list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]]:
+    """Each read Qwixx sheet's middle and the homography from millimetres in its plane
+    (the table's) to the photo (``sheet.sheet_plane``): to measure outlines near it.
+    ``sure``: only sheets read surely as a whole (``sheet.SHEET_SURE``), whose boxes lie
+    where the sheet does (an unreadable sheet's fit can be far off: outlines of a card
+    measured 13 to 6000 cards in such planes, dev 61348)."""
+    from companion.vision.sheet import SHEET_SURE, printed_sheet, sheet_plane
+
+    boxes = read.data.get("boxes", (None,) * len(read))
+    return [(read.quads[s].mean(axis=0), h) for s in read if read.kinds[s] == "qwixx_sheet"
+            and boxes[s] and (not sure or float(np.median(
+                [b["confidence"] for b in boxes[s]])) >= SHEET_SURE)
+            for h in [sheet_plane(boxes[s], printed=printed_sheet(markers, read.quads[s]))]
+            if h is not None]
+
+
+SHEET_AS_CARD = 2.5
+"""A Qwixx card outline covering this many cards or more on the table (in the nearest
+read sheet's plane; a sheet covers 148×105 / 91×59 = 2.9 cards) is read as a score sheet
+(``sheets_outlined_as_cards``) when its boxes read surely as a whole
+(``sheet.SHEET_SURE``): the locator takes a small, far sheet for a card now and then (hard
+dev scene 61628: a sheet read as a g9 at 0.89 and played, 3.05 cards, its boxes read at a
+median 0.99)."""
+CARD_AT_MOST = 2.2
+"""A face-up Qwixx card outline covering this many cards or more on the table is read no
+surer than ``JOINED_CONFIDENCE`` and marked ``JOINED``: it is not one card's outline but
+two or three cards touching, or part of a sheet (dev 61147: a b4 and its neighbour read
+b12 at 0.88, 2.41 cards; 61348: part of a sheet read b12 at 0.88, 2.78 cards). Face-up
+cards read right on dev 61000-61349 normal and 61600-61639 hard measured up to 1.91 (a
+sheet's plane a little off); a sheet's half read b5 at 0.90, 2.06 cards (61211), is left."""
+
+
+def sheets_outlined_as_cards(read: Detections, balanced: Image, markers: Sequence[Any]
+                             ) -> tuple[Detections, set[int]]:
+    """``read`` with each Qwixx card outline the size of a sheet (``SHEET_AS_CARD``) whose
+    boxes read surely taken as a score sheet (kind, boxes, no label), and each other
+    face-up card outline of ``CARD_AT_MOST`` cards or more marked ``JOINED`` and capped
+    at ``JOINED_CONFIDENCE``; and those outlines (for classify to keep them doubted)."""
+    from companion.vision.sheet import SHEET_SURE, read_sheet
+
+    cards = [i for i in read if read.kinds[i] == "qwixx_card"]
+    planes = sheet_planes(read, markers, sure=True) if cards else []
+    if not planes:
+        return read, set()
+    n = len(read)
+    kinds, labels = list(read.kinds), list(read.labels)
+    confidences = read.confidences.copy()
+    boxes = list(read.data.get("boxes", (None,) * n))
+    joined = list(read.data.get(JOINED, (False,) * n))
+    doubted: set[int] = set()
+    changed = False
+    for i in cards:
+        centre = read.quads[i].mean(axis=0)
+        to_image = min(planes, key=lambda p: float(np.linalg.norm(p[0] - centre)))[1]
+        size, _ = _card_sized_corners(read.quads[i], to_image, "qwixx_card")
+        if size >= SHEET_AS_CARD:
+            sheet = read_sheet(balanced, read.quads[i], markers=markers, balanced=True)
+            if sheet and float(np.median([b["confidence"] for b in sheet])) >= SHEET_SURE:
+                kinds[i], labels[i], boxes[i] = "qwixx_sheet", None, sheet
+                changed = True
+                continue
+        if size >= CARD_AT_MOST and not str(labels[i]).startswith("back"):
+            joined[i] = True
+            confidences[i] = min(float(confidences[i]), JOINED_CONFIDENCE)
+            doubted.add(i)
+            changed = True
+    if not changed:
+        return read, doubted
+    return read.with_fields(kinds=tuple(kinds), labels=tuple(labels), confidences=confidences,
+                            data={**read.data, "boxes": tuple(boxes), JOINED: tuple(joined)}
+                            ), doubted
+
+
+def same_face(a: str, b: str) -> bool:
     """Whether two card labels name the same face up to a half turn (a 6 read upside
     down is a 9; which way a played card lies is settled against its player's sheet)."""
     turned = {"6": "9", "9": "6"}
@@ -675,6 +756,30 @@ def scoring_cards_enlarged(balanced: Image, read: Detections, models_dir: Path
             changes[i] = (rotate_quad(outline, 2) if first.turned else outline,
                           np.mean([r.probs for _, r in mine], axis=0))
     return with_readings(read, model, changes), set(changes)
+
+
+QUARTER_KINDS = ("qwixx_card",)
+"""Kinds lying at any turn (a Qwixx play, the display) whose square-looking outline
+(``SQUARE_LOOK``: a camera's tilt squeezes it) read unsure (``UNSURE``) is read a
+quarter turn round too, the surer reading kept when the two name different faces (the
+same face read a little surer round moved a hand's fragment over the bar, hard 61739):
+no axis of its own says which side is its top (dev 61103: an r10 read r12 at 0.76,
+round r10 at 0.98). Sure readings are left: round, right ones read other faces surely
+too (61303: b10 at 0.99, round b12 at 0.86; 61424: b5 at 0.98, round b8 at 1.00), and
+taking the surer, or doubting a sure reading overturned, cost exact readings (dev normal
+61400+40: 32 -> 31; doubting every card sure both ways, 10 scenes over six dev ranges).
+So hard 61612's r10 read r2 at 0.97 (r10 at 1.00 round) stays."""
+
+
+def square_looking(quads: Sequence[npt.NDArray[np.float32]]) -> list[int]:
+    """The outlines (indices) less than ``SQUARE_LOOK`` times as long as wide."""
+    if not len(quads):
+        return []
+    q = np.asarray(quads, np.float64)
+    widths = np.linalg.norm(((q[:, 1] - q[:, 0]) + (q[:, 2] - q[:, 3])) / 2, axis=1)
+    heights = np.linalg.norm(((q[:, 3] - q[:, 0]) + (q[:, 2] - q[:, 1])) / 2, axis=1)
+    square = np.maximum(widths, heights) < SQUARE_LOOK * np.minimum(widths, heights)
+    return [int(k) for k in np.flatnonzero(square)]
 
 
 def across_neighbour(quads: Sequence[npt.NDArray[np.float32]]) -> list[int]:

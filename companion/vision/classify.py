@@ -35,21 +35,33 @@ from companion.vision.board import (
 from companion.vision.cards import (
     JOINED_CONFIDENCE,
     PAIR_KINDS,
+    QUARTER_KINDS,
     across_neighbour,
     cards_checked_on_sheets,
     cards_under_a_hand,
     joined_card_halves,
     joined_nox_halves,
     nox_cards_at_card_size,
+    same_face,
     scoring_cards_by_number,
     scoring_cards_enlarged,
+    sheet_planes,
+    sheets_outlined_as_cards,
     split_card_pairs,
+    square_looking,
     trimmed_to_card_size,
     without_cards_on_nothing,
     without_printed_boxes,
 )
 from companion.vision.colour import apply_gains, white_gains
-from companion.vision.detections import JOINED, MIN_CONFIDENCE, Detections, rectify, rotate_quad
+from companion.vision.detections import (
+    JOINED,
+    MIN_CONFIDENCE,
+    Detections,
+    cut_across,
+    rectify,
+    rotate_quad,
+)
 from companion.vision.reading import (
     EDGE_FITS,
     MODELS_DIR,
@@ -101,6 +113,12 @@ tiles, Nox and Qwixx cards (development seeds 61100-61179 normal, 61100-61159 ha
 the labels with the number Tesseract's confidence shared among them and the others the
 rest, trusting it 70-330 times over; on those Nummix tiles it doubled the readings
 sure (0.5) and wrong, 15 -> 30."""
+OCR_DISAGREES_KINDS = ("qwixx_card",)
+OCR_DISAGREES_CONFIDENCE = 0.45
+"""A piece of these kinds whose label Tesseract's reading turns to another is read no
+surer than this (under the readers' bar): the CNN and Tesseract disagree, and on a
+blurred Qwixx card Tesseract is as often the one wrong (dev 61327: a b8 read b8 at 0.56
+through card-sized outlines, turned to b4 at 0.58 by Tesseract's 4)."""
 OCR_SCALE = 3
 """Crops for Tesseract are rectified this many times larger than the CNN's."""
 
@@ -383,6 +401,14 @@ def classify(image: Image, detections: Detections, *, game: str,
             for k, reading in zip(turn, read_quads(
                     model, balanced, [rotate_quad(starts[k], 1) for k in turn]), strict=True):
                 starts[k], readings[k] = rotate_quad(starts[k], 1), reading
+        if kind in QUARTER_KINDS:  # an unsure square-looking card: its top may be aside
+            square = [k for k in square_looking(starts) if readings[k].probs.max() < UNSURE]
+            for k, reading in zip(square, read_quads(
+                    model, balanced, [rotate_quad(starts[k], 1) for k in square]), strict=True):
+                if reading.probs.max() > readings[k].probs.max() and not same_face(
+                        model.labels[int(reading.probs.argmax())],
+                        model.labels[int(readings[k].probs.argmax())]):
+                    starts[k], readings[k] = rotate_quad(starts[k], 1), reading
         retry = [k for k, r in enumerate(readings) if r.probs.max() < UNSURE]
         if retry and kind in RETRY_KINDS:  # unsure: read again through other outlines
             _read_again(model, balanced, starts, readings, [
@@ -440,8 +466,10 @@ def classify(image: Image, detections: Detections, *, game: str,
     read = detections.with_fields(quads=quads, labels=tuple(labels), confidences=confidences,
                                   oriented=tuple(oriented), data=data)
     if sheet_rows:
+        read = _sheets_cut_in_two(read, balanced, markers)
         if use_classifier:
             read = cards_checked_on_sheets(read, balanced, markers, models_dir)
+            read = _with_sheets_outlined_as_cards(read, balanced, markers)
         read = without_printed_boxes(read)
     if game == "catbox":
         board = largest_board_view(read, balanced)  # one warp for both token steps
@@ -480,6 +508,84 @@ def classify(image: Image, detections: Detections, *, game: str,
             read = nearest_sure_outline(facing_neighbours(read, balanced, tile_model), balanced,
                                         tile_model)
     return _second_opinion(read, balanced, models_dir, ask=ocr == "auto")
+
+
+SHEETS_JOINED = 1.6
+"""A sheet outline read unsure as a whole is tried as two sheets (``_sheets_cut_in_two``)
+only when it covers this many sheets or more on the table, measured in the plane of the
+nearest sheet read surely: the two joined outlines of dev 61047 and 61606 measured 1.88
+and 2.14, blurred or partly hidden single sheets 0.44-1.26 (60005, 61334, 61348), and
+the halves of a blurred single sheet can each read surely (60005)."""
+
+
+def _sheets_cut_in_two(read: Detections, balanced: Image, markers: Sequence[Any]
+                       ) -> Detections:
+    """``read`` with each Qwixx sheet read unsure as a whole (``sheet.SHEET_SURE``) and
+    ``SHEETS_JOINED`` sheets large taken as two sheets touching when both halves of its
+    outline, cut across its longer sides, read surely: the locator outlines two sheets
+    lying edge to edge as one (dev 61047 normal, 61606 hard; two pads side by side have
+    one pad's aspect, A-paper's). The first half keeps the sheet's place, the second is
+    added last."""
+    from companion.synth.pieces import PIECE_MM
+    from companion.vision.sheet import SHEET_SURE, read_sheet
+
+    def sure(boxes: Sequence[Any]) -> bool:
+        return bool(boxes) and float(np.median([b["confidence"] for b in boxes])) >= SHEET_SURE
+
+    planes = sheet_planes(read, markers, sure=True)
+    if not planes:
+        return read
+    boxes = list(read.data.get("boxes", (None,) * len(read)))
+    quads, oriented = read.quads.copy(), list(read.oriented)
+    added = []
+    for i in read:
+        if read.kinds[i] != "qwixx_sheet" or not boxes[i] or sure(boxes[i]):
+            continue
+        centre = read.quads[i].mean(axis=0)
+        to_image = min(planes, key=lambda p: float(np.linalg.norm(p[0] - centre)))[1]
+        on_table = cv2.perspectiveTransform(read.quads[i].reshape(1, 4, 2).astype(np.float64),
+                                            np.linalg.inv(to_image))[0].astype(np.float32)
+        if cv2.contourArea(on_table) < SHEETS_JOINED * float(np.prod(PIECE_MM["qwixx_sheet"])):
+            continue
+        halves = cut_across(read.quads[i], 2)
+        read_halves = [read_sheet(balanced, half, markers=markers, balanced=True)
+                       for half in halves]
+        if not all(sure(b) for b in read_halves):
+            continue
+        (first, second), (first_boxes, second_boxes) = halves, read_halves
+        quads[i], oriented[i] = _sheet_upright(first, first_boxes)
+        boxes[i] = first_boxes
+        quad, up = _sheet_upright(second, second_boxes)
+        extra = read.select([i])
+        added.append(extra.with_fields(quads=quad[None], oriented=(up,), data={
+            **extra.data, "boxes": (second_boxes,)}))
+    if not added:
+        return read
+    read = read.with_fields(quads=quads, oriented=tuple(oriented),
+                            data={**read.data, "boxes": tuple(boxes)})
+    return Detections.concat([read, *added])
+
+
+def _with_sheets_outlined_as_cards(read: Detections, balanced: Image, markers: Sequence[Any]
+                                   ) -> Detections:
+    """``cards.sheets_outlined_as_cards``, each new sheet's quad started at its upright
+    top-left and each outline it doubts kept doubted (``DOUBTED``) as the joined ones are
+    (Tesseract confirming its number lifts the cap)."""
+    before = read.kinds
+    read, joined = sheets_outlined_as_cards(read, balanced, markers)
+    quads, oriented = read.quads.copy(), list(read.oriented)
+    doubted = list(read.data.get(DOUBTED, (None,) * len(read)))
+    probabilities = list(read.data.get(PROBABILITIES, (None,) * len(read)))
+    for i in read:
+        if read.kinds[i] != before[i]:  # a card outline read as a sheet
+            quads[i], oriented[i] = _sheet_upright(quads[i], read.data["boxes"][i])
+            probabilities[i], doubted[i] = None, None
+    for i in joined:
+        if probabilities[i] is not None:
+            cap = np.full(len(probabilities[i]), JOINED_CONFIDENCE)
+            doubted[i] = cap if doubted[i] is None else np.minimum(doubted[i], cap)
+    return read.with_fields(quads=quads, oriented=tuple(oriented), data={
+        **read.data, DOUBTED: tuple(doubted), PROBABILITIES: tuple(probabilities)})
 
 
 def _second_opinion(read: Detections, balanced: Image, models_dir: Path, *, ask: bool
@@ -543,6 +649,8 @@ def _with_tesseract(read: Detections, balanced: Image, models_dir: Path, unsure:
         kind_labels = models[read.kinds[i]].labels
         probs = _with_ocr(kind_labels, probabilities[i], number, conf)
         labels[i], confidences[i], alternatives[i] = top_labels(kind_labels, probs)
+        if read.kinds[i] in OCR_DISAGREES_KINDS and labels[i] != read.labels[i]:
+            confidences[i] = min(float(confidences[i]), OCR_DISAGREES_CONFIDENCE)
         if number is not None and conf >= MIN_CONFIDENCE and number_of(labels[i]) == number:
             confirmed.add(i)
     data["alternatives"] = tuple(alternatives)

@@ -166,3 +166,61 @@ def test_cards_outlined_together_far_larger_than_a_card_are_reported_not_read() 
     truth = detections_from_scene(scene)
     read = classify(scene.image, Detections(truth.quads, truth.kinds), game="qwixx", ocr="off")
     assert not any(read.data[JOINED])
+
+
+def _photo(seed: int):
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    scene = render_scene("qwixx", seed=seed, difficulty="normal")
+    players, caller = given_names(scene)
+    return scene, read_photo(scene.image, game="qwixx", players=players, caller=caller)
+
+
+def test_an_unsure_card_takes_the_face_all_its_card_sized_outlines_read() -> None:
+    """A dark g6 outlined too long reads g5 unsure (dev 61314); the card-sized outlines in
+    its corners (the sheet's plane) all read g6, seen the way they lie: the play reads
+    g6, not g5 and not a g9 turned over."""
+    scene, photo = _photo(61314)
+    assert sorted(photo.reading.state["play"]["cards"]) == sorted(scene.state["play"]["cards"])
+    assert compare(scene, photo.reading).state
+
+
+def test_a_card_whose_label_tesseract_overturns_is_not_read_surely() -> None:
+    """A motion-blurred b8 (dev 61327) read b8 through card-sized outlines, then b4 by
+    Tesseract's 4: the two disagree, so the card is reported, not played as b4."""
+    scene, photo = _photo(61327)
+    read = photo.pieces.detections
+    (true,) = [p for p in scene.pieces if p.label == "b8"]
+    i = min((i for i in read if read.kinds[i] == "qwixx_card"),
+            key=lambda i: float(np.linalg.norm(read.quads[i].mean(axis=0)
+                                               - np.mean(true.quad, axis=0))))
+    assert read.labels[i] == "b8" or float(read.confidences[i]) < 0.5
+    assert "b4" not in photo.reading.state.get("play", {}).get("cards", [])
+
+
+def test_an_unsure_square_looking_card_is_read_a_quarter_turn_round_too() -> None:
+    """A played r10 squeezed square by the camera's tilt read r12 unsure on its side
+    (dev 61103); a quarter turn round it reads r10 surely, and that is kept."""
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("qwixx", seed=61103, difficulty="normal")
+    read = read_image(scene.image, game="qwixx").detections
+    (true,) = [p for p in scene.pieces if p.label == "r10"]
+    i = min((i for i in read if read.kinds[i] == "qwixx_card"),
+            key=lambda i: float(np.linalg.norm(read.quads[i].mean(axis=0)
+                                               - np.mean(true.quad, axis=0))))
+    assert read.labels[i] == "r10" and float(read.confidences[i]) >= 0.9
+
+
+def test_a_square_looking_card_read_surely_is_not_turned_round() -> None:
+    """A played b5 squeezed square reads b5 at 0.98 and, a quarter turn round, b8 at 1.00
+    (dev 61424): a sure reading is not turned round, so the play is b5, not b8."""
+    scene, photo = _photo(61424)
+    read = photo.pieces.detections
+    (true,) = [p for p in scene.pieces if p.label == "b5"]
+    i = min((i for i in read if read.kinds[i] == "qwixx_card"),
+            key=lambda i: float(np.linalg.norm(read.quads[i].mean(axis=0)
+                                               - np.mean(true.quad, axis=0))))
+    assert read.labels[i] == "b5" or float(read.confidences[i]) < 0.5
+    assert "b8" not in photo.reading.state.get("play", {}).get("cards", [])

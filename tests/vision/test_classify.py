@@ -1314,7 +1314,7 @@ def test_fairly_sure_qwixx_cards_are_checked_at_card_size_on_the_sheet(
     from companion.calibration.markers import detect_markers
     from companion.synth import render_scene
     from companion.vision import cards as module
-    from companion.vision.cards import _same_face
+    from companion.vision.cards import same_face
     from companion.vision.pipeline import read_image
 
     scenes = [render_scene("qwixx", seed=seed, difficulty="normal")
@@ -1333,7 +1333,7 @@ def test_fairly_sure_qwixx_cards_are_checked_at_card_size_on_the_sheet(
                 overlap, i = max(near, default=(0.0, -1))
                 if overlap < 0.5 or float(found.confidences[i]) < MIN_CONFIDENCE:
                     continue
-                ok = _same_face(str(found.labels[i]), piece.label)
+                ok = same_face(str(found.labels[i]), piece.label)
                 right, wrong = right + ok, wrong + (not ok)
                 assert found.data["alternatives"][i][0][0] == found.labels[i]  # in step
         return right, wrong

@@ -374,3 +374,84 @@ def test_box_crops_on_one_opencv_thread_are_the_same_and_the_threads_come_back()
         assert cv2.getNumThreads() == 1
         raise RuntimeError
     assert cv2.getNumThreads() == threads
+
+
+def _scene_read(seed: int):
+    from companion.synth import render_scene
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("qwixx", seed=seed, difficulty="normal")
+    return scene, read_image(scene.image, game="qwixx").detections
+
+
+def test_a_sheet_outlined_as_a_card_is_read_as_a_sheet() -> None:
+    """A card outline the size of a score sheet on the table (measured in the nearest
+    read sheet's plane) whose boxes read surely is a sheet the locator took for a card."""
+    from companion.vision.cards import sheets_outlined_as_cards
+    from companion.vision.colour import apply_gains, white_gains
+
+    scene, read = _scene_read(61000)
+    sheets = [i for i in read if read.kinds[i] == "qwixx_sheet"]
+    assert len(sheets) >= 2
+    k = sheets[-1]
+    boxes = read.data["boxes"][k]
+    as_card = read.with_fields(
+        kinds=tuple("qwixx_card" if i == k else kind for i, kind in enumerate(read.kinds)),
+        labels=tuple("g9" if i == k else label for i, label in enumerate(read.labels)),
+        data={**read.data, "boxes": tuple(None if i == k else b
+                                          for i, b in enumerate(read.data["boxes"]))})
+    balanced = apply_gains(scene.image, white_gains(scene.image))
+    again, doubted = sheets_outlined_as_cards(as_card, balanced, [])
+    assert again.kinds[k] == "qwixx_sheet" and again.labels[k] is None and not doubted
+    read_again = again.data["boxes"][k]
+    assert [b["crossed"] for b in read_again] == [b["crossed"] for b in boxes]
+    assert all(again.kinds[i] == read.kinds[i] for i in read if i != k)
+
+
+def test_a_card_outline_of_two_cards_on_the_table_is_doubted() -> None:
+    """A face-up card outline covering over two cards on the table (the sheet's plane) is
+    cards touching or part of a sheet: marked joined and read under the readers' bar,
+    while the cards of one card's size are left as read."""
+    from companion.vision.cards import (
+        CARD_AT_MOST,
+        JOINED_CONFIDENCE,
+        _card_sized_corners,
+        sheet_planes,
+        sheets_outlined_as_cards,
+    )
+    from companion.vision.colour import apply_gains, white_gains
+    from companion.vision.detections import JOINED
+
+    scene, read = _scene_read(61000)
+    played = [i for i in read if read.kinds[i] == "qwixx_card"
+              and not str(read.labels[i]).startswith("back")]
+    assert played
+    k = played[0]
+    centre = read.quads[k].mean(axis=0)
+    (_, plane), *_ = sorted(sheet_planes(read, [], sure=True),
+                            key=lambda p: float(np.linalg.norm(p[0] - centre)))
+    size, _ = _card_sized_corners(read.quads[k], plane, "qwixx_card")
+    grow = np.sqrt((CARD_AT_MOST + 0.1) / size)  # just over CARD_AT_MOST cards
+    quads = read.quads.copy()
+    q = centre + grow * (read.quads[k] - centre)
+    quads[k] = q
+    wide = read.with_fields(quads=quads)
+    balanced = apply_gains(scene.image, white_gains(scene.image))
+    again, doubted = sheets_outlined_as_cards(wide, balanced, [])
+    assert doubted == {k} and again.data[JOINED][k]
+    assert float(again.confidences[k]) <= JOINED_CONFIDENCE
+    _, untouched = sheets_outlined_as_cards(read, balanced, [])
+    assert not untouched
+
+
+def test_two_sheets_in_one_outline_are_read_as_two() -> None:
+    """Two pads lying edge to edge, outlined as one (dev 61047: the joined outline read
+    unsure as a whole), are cut across the outline's longer sides and read as two sheets,
+    each surely."""
+    from companion.vision.sheet import SHEET_SURE
+
+    scene, read = _scene_read(61047)
+    sheets = [i for i in read if read.kinds[i] == "qwixx_sheet"]
+    assert len(sheets) == sum(p.kind == "qwixx_sheet" for p in scene.pieces) == 3
+    for i in sheets:
+        assert np.median([b["confidence"] for b in read.data["boxes"][i]]) >= SHEET_SURE
