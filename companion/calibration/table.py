@@ -36,6 +36,17 @@ GREY_MARKER_MM = 40.0
 GREY_PATCH_AT = (2.0, 1.125)
 WHITE_PATCH_AT = (3.3125, 1.125)
 PATCH_RADIUS = 0.25
+MAX_PLANE_STEPS = 50
+"""Levenberg-Marquardt steps at most in the table-plane fit (it converges in about 10)."""
+PLANE_MAX_DAMPING = 1e12
+"""Damping at which a step too short to lower the cost means the fit is at its minimum."""
+PLANE_COST_TOLERANCE = 1e-12
+"""The plane fit stops when a step lowers the cost by less than this fraction: near
+double precision, the fit can get no better."""
+PLANE_STEP_TOLERANCE = 1e-9
+"""... or when no parameter moves by more than this (mm, radians, or homography entries
+over image points normalised to ~1): with exact corners the cost keeps halving long after
+the homography has stopped changing."""
 
 
 @dataclass(frozen=True)
@@ -95,56 +106,136 @@ def apply_white_gains(image: npt.NDArray[np.uint8], gains: tuple[float, float, f
     return np.clip(out, 0, 255).astype(np.uint8)
 
 
+def _square_rectification(quads: npt.NDArray[np.float64], side_mm: float
+                          ) -> npt.NDArray[np.float64]:
+    """A closed-form homography image -> table mm (up to a turn and shift) from the image
+    quads of squares of ``side_mm``, all of them at once: a start for the plane fit.
+
+    The horizon (the image line the homography sends to infinity) is the line through the
+    vanishing points of every square's two pairs of opposite edges, fitted to all of them
+    in least squares; once the horizon is sent to infinity each square is a parallelogram
+    ``B @ turn @ square``, and the B shared by all of them is what turns them back."""
+    homog = np.concatenate([quads, np.ones((*quads.shape[:2], 1))], axis=2)
+    lines = np.cross(homog, np.roll(homog, -1, axis=1))  # edge k runs from corner k to k+1
+    lines /= np.linalg.norm(lines[..., :2], axis=2, keepdims=True)
+    vanishing = np.cross(lines[:, :2], lines[:, 2:]).reshape(-1, 3)
+    vanishing /= np.linalg.norm(vanishing, axis=1, keepdims=True)
+    horizon = np.linalg.svd(vanishing)[2][-1]
+    if abs(horizon[2]) < 1e-9:  # horizon through the markers' centroid: no plane to see
+        horizon = np.array([0.0, 0.0, 1.0])
+    to_affine = np.array([[1, 0, 0], [0, 1, 0], horizon / horizon[2]])
+    homog = homog @ to_affine.T
+    flat = homog[..., :2] / homog[..., 2:]
+    model = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], np.float64) * side_mm / 2
+    # each parallelogram's linear part M (flat = M @ model + centre) has M @ M.T = B @ B.T
+    centred = flat - flat.mean(axis=1, keepdims=True)
+    linear = np.einsum("kji,jl->kil", centred, model) / (side_mm**2)
+    shape = np.einsum("kij,klj->il", linear, linear) / len(quads)
+    values, vectors = np.linalg.eigh(shape)
+    unshape = vectors @ np.diag(1 / np.sqrt(np.maximum(values, 1e-300))) @ vectors.T
+    out: npt.NDArray[np.float64] = np.block([[unshape, np.zeros((2, 1))],
+                                             [np.zeros((1, 2)), np.ones((1, 1))]]) @ to_affine
+    out /= out[2, 2]
+    return out
+
+
 def _metric_homography(markers: list[Marker], side_mm: float) -> npt.NDArray[np.float64]:
     """Image pixels -> table mm, from markers that are all squares of ``side_mm``.
 
-    Least squares (Levenberg-Marquardt) over the homography and each marker's place and
-    turn on the table, so every marker maps to a true square: the spread of the markers
-    over the table pins down the perspective far better than one marker alone."""
+    Least squares (Levenberg-Marquardt, analytic Jacobian) over the homography and each
+    marker's place and turn on the table, so every marker maps to a true square: the
+    spread of the markers over the table pins down the perspective far better than one
+    marker alone. It starts from a closed form fitted to all markers at once (a start from
+    one marker's own homography stuck, in about one photo in eight, at squares 25-150 mm
+    off). The image points are normalised (centroid at 0, mean distance 1) so the
+    homography's entries are of one size, and the first marker's place and turn stay
+    fixed: moving the whole table by a turn and shift fits equally well, so without that
+    the problem has no single answer and the steps wander along it."""
     model = np.array([[0, 0], [side_mm, 0], [side_mm, side_mm], [0, side_mm]], np.float64)
     model -= model.mean(axis=0)
+    count = len(markers)
     image_pts = np.concatenate([m.corners for m in markers]).astype(np.float64)
-    h0 = cv2.getPerspectiveTransform(markers[0].corners.astype(np.float32),
-                                     (model + side_mm / 2).astype(np.float32))
-    h0 = h0 / h0[2, 2]
-    poses = []
-    mapped = cv2.perspectiveTransform(image_pts.reshape(-1, 1, 2), h0).reshape(-1, 4, 2)
-    for c in mapped:
-        edge = c[1] - c[0]
-        poses += [*c.mean(axis=0), np.arctan2(edge[1], edge[0])]
-    params = np.concatenate([h0.ravel()[:8], poses])
+    centroid = image_pts.mean(axis=0)
+    spread = 1.0 / max(float(np.linalg.norm(image_pts - centroid, axis=1).mean()), 1e-9)
+    normalise = np.array([[spread, 0, -spread * centroid[0]],
+                          [0, spread, -spread * centroid[1]], [0, 0, 1]])
+    pts = (image_pts - centroid) * spread
+    px, py = pts[:, 0], pts[:, 1]
+    corner_model = np.tile(model, (count, 1))  # (4 * count, 2): each point's model corner
+    mx, my = corner_model[:, 0], corner_model[:, 1]
+    owner = np.repeat(np.arange(count), 4)  # the marker each point belongs to
 
-    def residuals(p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        h = np.append(p[:8], 1.0).reshape(3, 3)
-        pts = np.column_stack([image_pts, np.ones(len(image_pts))]) @ h.T
-        pts = pts[:, :2] / pts[:, 2:3]
-        out = []
-        for k in range(len(markers)):
-            tx, ty, th = p[8 + 3 * k: 11 + 3 * k]
-            rot = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
-            out.append(pts[4 * k: 4 * k + 4] - (model @ rot.T + [tx, ty]))
-        return np.concatenate(out).ravel()
+    def project(h: npt.NDArray[np.float64]
+                ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
+                           npt.NDArray[np.float64]]:
+        w = h[6] * px + h[7] * py + 1.0
+        return (h[0] * px + h[1] * py + h[2]) / w, (h[3] * px + h[4] * py + h[5]) / w, w
 
-    scale = np.maximum(np.abs(params), 1e-6)
+    def best_poses(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64]
+                   ) -> npt.NDArray[np.float64]:
+        """Each marker's (x, y, turn) that best lays the model square on mapped points."""
+        cx = x.reshape(count, 4).mean(axis=1)
+        cy = y.reshape(count, 4).mean(axis=1)
+        dx, dy = (x.reshape(count, 4) - cx[:, None]), (y.reshape(count, 4) - cy[:, None])
+        sin = (model[:, 0] * dy - model[:, 1] * dx).sum(axis=1)
+        cos = (model[:, 0] * dx + model[:, 1] * dy).sum(axis=1)
+        return np.column_stack([cx, cy, np.arctan2(sin, cos)])
+
+    def residuals(h: npt.NDArray[np.float64], poses: npt.NDArray[np.float64]
+                  ) -> npt.NDArray[np.float64]:
+        x, y, _ = project(h)
+        c, s = np.cos(poses[owner, 2]), np.sin(poses[owner, 2])
+        rx = x - (c * mx - s * my + poses[owner, 0])
+        ry = y - (s * mx + c * my + poses[owner, 1])
+        return np.column_stack([rx, ry]).ravel()
+
+    h = _square_rectification(pts.reshape(count, 4, 2), side_mm).ravel()[:8]
+    poses = best_poses(*project(h)[:2])
+    # columns: 8 homography entries, then (x, y, turn) of every marker but the first
+    free = 8 + 3 * (count - 1)
+    rows = 8 * count
+    jac = np.zeros((rows, free))
+    ix, iy = np.arange(0, rows, 2), np.arange(1, rows, 2)
+    posed = owner > 0  # points whose marker's pose is free
+    turn_col = 8 + 3 * (owner[posed] - 1) + 2
+    jac[ix[posed], turn_col - 2] = -1.0
+    jac[iy[posed], turn_col - 1] = -1.0
+    current = residuals(h, poses)
+    cost = float(current @ current)
     damping = 1e-3
-    current = residuals(params)
-    for _ in range(100):
-        jac = np.empty((len(current), len(params)))
-        for j in range(len(params)):
-            step = np.zeros_like(params)
-            step[j] = 1e-6 * scale[j]
-            jac[:, j] = (residuals(params + step) - current) / step[j]
+    for _ in range(MAX_PLANE_STEPS):
+        x, y, w = project(h)
+        jac[ix, 0], jac[ix, 1], jac[ix, 2] = px / w, py / w, 1 / w
+        jac[iy, 3], jac[iy, 4], jac[iy, 5] = px / w, py / w, 1 / w
+        jac[ix, 6], jac[ix, 7] = -x * px / w, -x * py / w
+        jac[iy, 6], jac[iy, 7] = -y * px / w, -y * py / w
+        c, s = np.cos(poses[owner, 2]), np.sin(poses[owner, 2])
+        jac[ix[posed], turn_col] = (s * mx + c * my)[posed]
+        jac[iy[posed], turn_col] = -(c * mx - s * my)[posed]
         normal = jac.T @ jac
         gradient = jac.T @ current
-        delta = np.linalg.solve(normal + damping * np.diag(np.diag(normal) + 1e-12), -gradient)
-        trial = residuals(params + delta)
-        if trial @ trial < current @ current:
-            params, current, damping = params + delta, trial, damping / 3
-            if np.abs(delta).max() < 1e-10 * max(1.0, np.abs(params).max()):
+        diag = np.diag(normal) + 1e-12
+        improved = False
+        while damping < PLANE_MAX_DAMPING:
+            delta = np.linalg.solve(normal + damping * np.diag(diag), -gradient)
+            trial_h = h + delta[:8]
+            trial_poses = poses.copy()
+            trial_poses[1:] += delta[8:].reshape(-1, 3)
+            trial = residuals(trial_h, trial_poses)
+            trial_cost = float(trial @ trial)
+            if trial_cost < cost:
+                improved = True
                 break
-        else:
             damping *= 5
-    return np.append(params[:8], 1.0).reshape(3, 3)
+        if not improved:
+            break
+        gain = cost - trial_cost
+        h, poses, current, cost = trial_h, trial_poses, trial, trial_cost
+        damping = max(damping / 3, 1e-12)
+        if gain <= PLANE_COST_TOLERANCE * cost or np.abs(delta).max() <= PLANE_STEP_TOLERANCE:
+            break
+    fitted: npt.NDArray[np.float64] = np.append(h, 1.0).reshape(3, 3) @ normalise
+    return fitted
 
 
 def _table_plane(corners: Mapping[int, Marker]
