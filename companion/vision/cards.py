@@ -758,30 +758,6 @@ def scoring_cards_enlarged(balanced: Image, read: Detections, models_dir: Path
     return with_readings(read, model, changes), set(changes)
 
 
-QUARTER_KINDS = ("qwixx_card",)
-"""Kinds lying at any turn (a Qwixx play, the display) whose square-looking outline
-(``SQUARE_LOOK``: a camera's tilt squeezes it) read unsure (``UNSURE``) is read a
-quarter turn round too, the surer reading kept when the two name different faces (the
-same face read a little surer round moved a hand's fragment over the bar, hard 61739):
-no axis of its own says which side is its top (dev 61103: an r10 read r12 at 0.76,
-round r10 at 0.98). Sure readings are left: round, right ones read other faces surely
-too (61303: b10 at 0.99, round b12 at 0.86; 61424: b5 at 0.98, round b8 at 1.00), and
-taking the surer, or doubting a sure reading overturned, cost exact readings (dev normal
-61400+40: 32 -> 31; doubting every card sure both ways, 10 scenes over six dev ranges).
-So hard 61612's r10 read r2 at 0.97 (r10 at 1.00 round) stays."""
-
-
-def square_looking(quads: Sequence[npt.NDArray[np.float32]]) -> list[int]:
-    """The outlines (indices) less than ``SQUARE_LOOK`` times as long as wide."""
-    if not len(quads):
-        return []
-    q = np.asarray(quads, np.float64)
-    widths = np.linalg.norm(((q[:, 1] - q[:, 0]) + (q[:, 2] - q[:, 3])) / 2, axis=1)
-    heights = np.linalg.norm(((q[:, 3] - q[:, 0]) + (q[:, 2] - q[:, 1])) / 2, axis=1)
-    square = np.maximum(widths, heights) < SQUARE_LOOK * np.minimum(widths, heights)
-    return [int(k) for k in np.flatnonzero(square)]
-
-
 def across_neighbour(quads: Sequence[npt.NDArray[np.float32]]) -> list[int]:
     """The cards (of one kind lying side by side in rows) whose outline looks square
     (``SQUARE_LOOK``) and whose nearest card (``NEIGHBOUR_REACH``) lies beyond its top or

@@ -35,20 +35,17 @@ from companion.vision.board import (
 from companion.vision.cards import (
     JOINED_CONFIDENCE,
     PAIR_KINDS,
-    QUARTER_KINDS,
     across_neighbour,
     cards_checked_on_sheets,
     cards_under_a_hand,
     joined_card_halves,
     joined_nox_halves,
     nox_cards_at_card_size,
-    same_face,
     scoring_cards_by_number,
     scoring_cards_enlarged,
     sheet_planes,
     sheets_outlined_as_cards,
     split_card_pairs,
-    square_looking,
     trimmed_to_card_size,
     without_cards_on_nothing,
     without_printed_boxes,
@@ -401,14 +398,6 @@ def classify(image: Image, detections: Detections, *, game: str,
             for k, reading in zip(turn, read_quads(
                     model, balanced, [rotate_quad(starts[k], 1) for k in turn]), strict=True):
                 starts[k], readings[k] = rotate_quad(starts[k], 1), reading
-        if kind in QUARTER_KINDS:  # an unsure square-looking card: its top may be aside
-            square = [k for k in square_looking(starts) if readings[k].probs.max() < UNSURE]
-            for k, reading in zip(square, read_quads(
-                    model, balanced, [rotate_quad(starts[k], 1) for k in square]), strict=True):
-                if reading.probs.max() > readings[k].probs.max() and not same_face(
-                        model.labels[int(reading.probs.argmax())],
-                        model.labels[int(readings[k].probs.argmax())]):
-                    starts[k], readings[k] = rotate_quad(starts[k], 1), reading
         retry = [k for k, r in enumerate(readings) if r.probs.max() < UNSURE]
         if retry and kind in RETRY_KINDS:  # unsure: read again through other outlines
             _read_again(model, balanced, starts, readings, [
