@@ -162,9 +162,8 @@ def cards_checked_on_sheets(read: Detections, balanced: Image, markers: Sequence
     smooth = np.asarray(cv2.GaussianBlur(balanced, (3, 3), 0), np.uint8)
     tries: list[tuple[int, list[npt.NDArray[np.float32]]]] = []
     for i in check:
-        centre = quads[i].mean(axis=0)
-        to_image = min(planes, key=lambda p: float(np.linalg.norm(p[0] - centre)))[1]
-        cards, corners = _card_sized_corners(quads[i], to_image, "qwixx_card")
+        cards, corners = _card_sized_corners(quads[i], nearest_plane(planes, quads[i]),
+                                             "qwixx_card")
         if not CARD_CHECK_AREA[0] <= cards <= CARD_CHECK_AREA[1]:
             continue
         outlines: list[npt.NDArray[np.float32]] = []
@@ -197,14 +196,20 @@ def sheet_planes(read: Detections, markers: Sequence[Any], *, sure: bool = False
     ``sure``: only sheets read surely as a whole (``sheet.SHEET_SURE``), whose boxes lie
     where the sheet does (an unreadable sheet's fit can be far off: outlines of a card
     measured 13 to 6000 cards in such planes, dev 61348)."""
-    from companion.vision.sheet import SHEET_SURE, printed_sheet, sheet_plane
+    from companion.vision.sheet import printed_sheet, read_surely, sheet_plane
 
     boxes = read.data.get("boxes", (None,) * len(read))
     return [(read.quads[s].mean(axis=0), h) for s in read if read.kinds[s] == "qwixx_sheet"
-            and boxes[s] and (not sure or float(np.median(
-                [b["confidence"] for b in boxes[s]])) >= SHEET_SURE)
+            and boxes[s] and (not sure or read_surely(boxes[s]))
             for h in [sheet_plane(boxes[s], printed=printed_sheet(markers, read.quads[s]))]
             if h is not None]
+
+
+def nearest_plane(planes: Sequence[tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]],
+                  quad: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    """The homography of the ``sheet_planes`` entry whose sheet lies nearest ``quad``."""
+    centre = quad.mean(axis=0)
+    return min(planes, key=lambda p: float(np.linalg.norm(p[0] - centre)))[1]
 
 
 SHEET_AS_CARD = 2.5
@@ -229,7 +234,7 @@ def sheets_outlined_as_cards(read: Detections, balanced: Image, markers: Sequenc
     boxes read surely taken as a score sheet (kind, boxes, no label), and each other
     face-up card outline of ``CARD_AT_MOST`` cards or more marked ``JOINED`` and capped
     at ``JOINED_CONFIDENCE``; and those outlines (for classify to keep them doubted)."""
-    from companion.vision.sheet import SHEET_SURE, read_sheet
+    from companion.vision.sheet import read_sheet, read_surely
 
     cards = [i for i in read if read.kinds[i] == "qwixx_card"]
     planes = sheet_planes(read, markers, sure=True) if cards else []
@@ -243,12 +248,11 @@ def sheets_outlined_as_cards(read: Detections, balanced: Image, markers: Sequenc
     doubted: set[int] = set()
     changed = False
     for i in cards:
-        centre = read.quads[i].mean(axis=0)
-        to_image = min(planes, key=lambda p: float(np.linalg.norm(p[0] - centre)))[1]
-        size, _ = _card_sized_corners(read.quads[i], to_image, "qwixx_card")
+        size, _ = _card_sized_corners(read.quads[i], nearest_plane(planes, read.quads[i]),
+                                      "qwixx_card")
         if size >= SHEET_AS_CARD:
             sheet = read_sheet(balanced, read.quads[i], markers=markers, balanced=True)
-            if sheet and float(np.median([b["confidence"] for b in sheet])) >= SHEET_SURE:
+            if read_surely(sheet):
                 kinds[i], labels[i], boxes[i] = "qwixx_sheet", None, sheet
                 changed = True
                 continue

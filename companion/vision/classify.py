@@ -40,6 +40,7 @@ from companion.vision.cards import (
     cards_under_a_hand,
     joined_card_halves,
     joined_nox_halves,
+    nearest_plane,
     nox_cards_at_card_size,
     scoring_cards_by_number,
     scoring_cards_enlarged,
@@ -516,10 +517,7 @@ def _sheets_cut_in_two(read: Detections, balanced: Image, markers: Sequence[Any]
     one pad's aspect, A-paper's). The first half keeps the sheet's place, the second is
     added last."""
     from companion.synth.pieces import PIECE_MM
-    from companion.vision.sheet import SHEET_SURE, read_sheet
-
-    def sure(boxes: Sequence[Any]) -> bool:
-        return bool(boxes) and float(np.median([b["confidence"] for b in boxes])) >= SHEET_SURE
+    from companion.vision.sheet import read_sheet, read_surely
 
     planes = sheet_planes(read, markers, sure=True)
     if not planes:
@@ -528,10 +526,9 @@ def _sheets_cut_in_two(read: Detections, balanced: Image, markers: Sequence[Any]
     quads, oriented = read.quads.copy(), list(read.oriented)
     added = []
     for i in read:
-        if read.kinds[i] != "qwixx_sheet" or not boxes[i] or sure(boxes[i]):
+        if read.kinds[i] != "qwixx_sheet" or not boxes[i] or read_surely(boxes[i]):
             continue
-        centre = read.quads[i].mean(axis=0)
-        to_image = min(planes, key=lambda p: float(np.linalg.norm(p[0] - centre)))[1]
+        to_image = nearest_plane(planes, read.quads[i])
         on_table = cv2.perspectiveTransform(read.quads[i].reshape(1, 4, 2).astype(np.float64),
                                             np.linalg.inv(to_image))[0].astype(np.float32)
         if cv2.contourArea(on_table) < SHEETS_JOINED * float(np.prod(PIECE_MM["qwixx_sheet"])):
@@ -539,7 +536,7 @@ def _sheets_cut_in_two(read: Detections, balanced: Image, markers: Sequence[Any]
         halves = cut_across(read.quads[i], 2)
         read_halves = [read_sheet(balanced, half, markers=markers, balanced=True)
                        for half in halves]
-        if not all(sure(b) for b in read_halves):
+        if not all(read_surely(b) for b in read_halves):
             continue
         (first, second), (first_boxes, second_boxes) = halves, read_halves
         quads[i], oriented[i] = _sheet_upright(first, first_boxes)

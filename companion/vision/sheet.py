@@ -141,6 +141,12 @@ lowest read fully right 0.987. Dev photo -> state: exact unchanged (normal 60000
 hard 60500), verdict right 39 -> 40 of 40 and 24 -> 26 of 30 (hard)."""
 
 
+def read_surely(boxes: Sequence[Any] | None) -> bool:
+    """Whether a sheet's ``boxes`` (``read_sheet``'s) read surely as a whole: their
+    median confidence ``SHEET_SURE`` or more."""
+    return bool(boxes) and float(np.median([b["confidence"] for b in boxes])) >= SHEET_SURE
+
+
 # Logistic model over the box statistics (see ``features``); fitted on rendered sheets
 # (``companion.vision.sheet_bench.fit_weights``: seeds 50000…, normal and hard).
 WEIGHTS = np.array([-2.5945, 4.1276, 12.2206, 54.1081, -16.3390, 5.6661, -3.5854, -0.7215],

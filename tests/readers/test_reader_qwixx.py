@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -186,15 +188,20 @@ def test_an_unsure_card_takes_the_face_all_its_card_sized_outlines_read() -> Non
     assert compare(scene, photo.reading).state
 
 
+def _card_on(read: Any, scene: Any, label: str) -> int:
+    """The read Qwixx card nearest the scene's one card of ``label``."""
+    (true,) = [p for p in scene.pieces if p.label == label]
+    return min((i for i in read if read.kinds[i] == "qwixx_card"),
+               key=lambda i: float(np.linalg.norm(read.quads[i].mean(axis=0)
+                                                  - np.mean(true.quad, axis=0))))
+
+
 def test_a_card_whose_label_tesseract_overturns_is_not_read_surely() -> None:
     """A motion-blurred b8 (dev 61327) read b8 through card-sized outlines, then b4 by
     Tesseract's 4: the two disagree, so the card is reported, not played as b4."""
     scene, photo = _photo(61327)
     read = photo.pieces.detections
-    (true,) = [p for p in scene.pieces if p.label == "b8"]
-    i = min((i for i in read if read.kinds[i] == "qwixx_card"),
-            key=lambda i: float(np.linalg.norm(read.quads[i].mean(axis=0)
-                                               - np.mean(true.quad, axis=0))))
+    i = _card_on(read, scene, "b8")
     assert read.labels[i] == "b8" or float(read.confidences[i]) < 0.5
     assert "b4" not in photo.reading.state.get("play", {}).get("cards", [])
 
@@ -204,9 +211,6 @@ def test_a_square_looking_card_read_surely_is_not_turned_round() -> None:
     (dev 61424): it is not turned round, so the play is b5, not b8."""
     scene, photo = _photo(61424)
     read = photo.pieces.detections
-    (true,) = [p for p in scene.pieces if p.label == "b5"]
-    i = min((i for i in read if read.kinds[i] == "qwixx_card"),
-            key=lambda i: float(np.linalg.norm(read.quads[i].mean(axis=0)
-                                               - np.mean(true.quad, axis=0))))
+    i = _card_on(read, scene, "b5")
     assert read.labels[i] == "b5" or float(read.confidences[i]) < 0.5
     assert "b8" not in photo.reading.state.get("play", {}).get("cards", [])
