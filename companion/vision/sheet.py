@@ -307,7 +307,9 @@ def _pad_fit(image: Image, quad: Quad, *, starts: Sequence[npt.ArrayLike] = ()
         fits += [_upright_fit(image, np.asarray(other, np.float32).reshape(4, 2))
                  for other in starts]
     outlined = max(fit[1] for fit in fits)
-    if outlined < SHEET_FIT_GOOD:  # every outline too far off, or the print faint?
+    # every outline too far off, or the print faint? (a fit correlates 1 at most, so
+    # over 1 - SEARCH_GAIN no searched fit could be read and none is tried)
+    if outlined < SHEET_FIT_GOOD and outlined + SEARCH_GAIN <= 1.0:
         searched = [_searched_fit(image, start) for _, _, start in fits]
         fits += [fit for fit in searched if fit[1] >= outlined + SEARCH_GAIN]
     rated = [(_turn_certainty(image, fitted), corr, fitted, upright)
