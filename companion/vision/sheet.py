@@ -373,7 +373,7 @@ def _placed(upright: Quad) -> Placed:
     names, corners = _unit_boxes()
     quads = cv2.perspectiveTransform(corners, _face_to_image(upright)).reshape(
         -1, 4, 2).astype(np.float32)
-    return [(row, value, q) for (row, value), q in zip(names, quads, strict=True)]
+    return [(row, value, q.copy()) for (row, value), q in zip(names, quads, strict=True)]
 
 
 @lru_cache(maxsize=1)
