@@ -111,10 +111,13 @@ def detect_markers(image: npt.NDArray[np.uint8]) -> list[Marker]:
         soft = cv2.GaussianBlur(grey, (0, 0), SHARPEN_SIGMA)
         seen = {m.id for m in found}
         sharper, more = _markers_in(cv2.addWeighted(grey, 2.0, soft, -1.0, 0))
-        found += [m for m in sharper if m.id not in seen]
+        found += [m for m in sharper if m.id not in seen and not _on_one(m, found)]
         if not _whole_set({m.id for m in found}):  # a set with a gap, or nothing read
             found += _blurred_seats(grey, rejected + more, found,
                                     min_seats=1 if found else LONE_TABLE_SEATS)
+        if not _whole_set({m.id for m in found}):
+            found += _blurred_markers(grey, rejected + more, found,
+                                      min_found=1 if found else LONE_TABLE_SEATS)
     return sorted(found, key=lambda m: m.id)
 
 
@@ -201,6 +204,16 @@ def _seat_match(grey: npt.NDArray[np.uint8], square: npt.NDArray[np.float32]
     return marker_id, turn, score
 
 
+def _on_one(marker: Marker, found: list[Marker]) -> bool:
+    """Whether ``marker``'s centre lies on one already ``found`` (within half its side): the
+    sharpened look once read a found marker's white card as another id (dev seed 61648,
+    Nummix, hard: seat 10 over table corner 0)."""
+    return any(np.linalg.norm(marker.centre - m.centre)
+               < 0.5 * max(float(np.linalg.norm(m.corners[1] - m.corners[0])),
+                           float(np.linalg.norm(marker.corners[1] - marker.corners[0])))
+               for m in found)
+
+
 def _whole_set(ids: set[int]) -> bool:
     """Whether ``ids`` look complete: all four table corners or none, seats 10, 11, …
     without a gap, and at least one marker."""
@@ -215,3 +228,148 @@ def marker_image(marker_id: int, side_px: int) -> npt.NDArray[np.uint8]:
     image: npt.NDArray[np.uint8] = cv2.aruco.generateImageMarker(
         table_dictionary(), marker_id, side_px)
     return image
+
+
+# --- the fourth look: markers too blurred for their cells to be read one by one ---
+
+BLUR_CELL_PX = 4
+"""Pixels per marker cell in the view a blurred candidate is compared in."""
+_VIEW_CELLS = 10  # the marker's 6 cells, its quiet zone and some table around
+BLUR_SCALES: tuple[float, ...] = tuple(float(v) for v in np.geomspace(0.5, 1.25, 14))
+"""Sizes tried for the marker inside a rejected square, as a fraction of the square
+(centred on it): a blurred marker's square comes out as its black square shrunk by the
+blur (about 0.9 of it), or as its white card grown by it (about 1.6 of it)."""
+
+
+def _motion_kernel(length: int, angle: float) -> npt.NDArray[np.float32]:
+    side = length + 3 | 1
+    h = side // 2
+    kernel = np.zeros((side, side), np.float32)
+    dx, dy = np.cos(angle) * length / 2, np.sin(angle) * length / 2
+    cv2.line(kernel, (round((h - dx) * 16), round((h - dy) * 16)),
+             (round((h + dx) * 16), round((h + dy) * 16)), 1.0, 1, cv2.LINE_AA, 4)
+    out: npt.NDArray[np.float32] = kernel / kernel.sum()
+    return out
+
+
+@lru_cache(maxsize=1)
+def _blur_bank() -> tuple[list[tuple[float, npt.NDArray[np.float32] | None]],
+                          npt.NDArray[np.bool_], npt.NDArray[np.bool_],
+                          npt.NDArray[np.float32], npt.NDArray[np.float32],
+                          list[tuple[int, int]]]:
+    """The blurs a marker is compared under (a Gaussian, then a motion streak), the view's
+    masks (ring: border and quiet zone; inner: the cells and half the border), each blur
+    of an all-black marker over the ring (unit vectors), and each blur of every (id, turn)
+    over the inner part (unit vectors, [blur, id-turn, pixel])."""
+    c, n = BLUR_CELL_PX, _VIEW_CELLS
+    blurs: list[tuple[float, npt.NDArray[np.float32] | None]] = [
+        (s, None) for s in (0.5, 1.0, 1.6, 2.4)]
+    blurs += [(s, _motion_kernel(length, a * np.pi / 12))
+              for length in (2, 3, 4, 5, 6, 8, 10) for a in range(12) for s in (0.5, 1.2)]
+    yy, xx = np.mgrid[0:n * c, 0:n * c] + 0.5
+    r = np.maximum(np.abs(xx - n * c / 2), np.abs(yy - n * c / 2)) / c
+    ring, inner = (r >= 2.0) & (r <= 4.0), r <= 2.5
+    pad = (n - 6) // 2 * c
+
+    def view_of(marker: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        out: npt.NDArray[np.float32] = cv2.copyMakeBorder(
+            marker, pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=1.0)
+        return out
+
+    def blurred(img: npt.NDArray[np.float32], blur: tuple[float, npt.NDArray[np.float32] | None]
+                ) -> npt.NDArray[np.float32]:
+        out: npt.NDArray[np.float32] = cv2.GaussianBlur(img, (0, 0), blur[0])
+        if blur[1] is not None:
+            out = cv2.filter2D(out, -1, blur[1], borderType=cv2.BORDER_REPLICATE)
+        return out
+
+    def unit(v: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        v = v - v.mean()
+        out: npt.NDArray[np.float32] = v / max(float(np.linalg.norm(v)), 1e-6)
+        return out
+
+    black = view_of(np.zeros((6 * c, 6 * c), np.float32))
+    rings = np.array([unit(blurred(black, b)[ring]) for b in blurs], np.float32)
+    keys, views = [], []
+    for marker_id in sorted(OUR_IDS):
+        m = marker_image(marker_id, 6 * c).astype(np.float32) / 255
+        for turn in range(4):
+            keys.append((marker_id, turn))
+            views.append(view_of(np.ascontiguousarray(np.rot90(m, -turn))))
+    inners = np.array([[unit(blurred(v, b)[inner]) for v in views] for b in blurs], np.float32)
+    return blurs, ring, inner, rings, inners, keys
+
+
+def _blur_match(grey: npt.NDArray[np.uint8], square: npt.NDArray[np.float32]
+                ) -> tuple[int, int, float, float, float, npt.NDArray[np.float32]] | None:
+    """(id, quarter turns, score, margin, ring fit, marker corners) of the best reading of
+    ``square`` as one of our markers seen through a blur, or None when no size fits."""
+    blurs, ring, inner, rings, inners, keys = _blur_bank()
+    c, n = BLUR_CELL_PX, _VIEW_CELLS
+    lo, hi = (n - 6) // 2 * c, (n + 6) // 2 * c
+    dst = np.float32([[lo, lo], [hi, lo], [hi, hi], [lo, hi]])
+    centre = square.mean(axis=0)
+    best_fit, best = -1.0, None
+    for k in BLUR_SCALES:
+        quad = (centre + (square - centre) * k).astype(np.float32)
+        view = cv2.warpPerspective(grey, cv2.getPerspectiveTransform(quad, dst),
+                                   (n * c, n * c)).astype(np.float32)
+        v = view[ring] - view[ring].mean()
+        norm = float(np.linalg.norm(v))
+        if norm < 1e-3:
+            continue
+        fits = rings @ (v / norm)
+        if float(fits.max()) > best_fit:
+            best_fit, best = float(fits.max()), (quad, view, fits)
+    if best is None:
+        return None
+    quad, view, fits = best
+    v = view[inner] - view[inner].mean()
+    v /= max(float(np.linalg.norm(v)), 1e-6)
+    top = np.argsort(-fits)[:BLUR_TRIES]
+    scores = (inners[top] @ v).max(axis=0)  # per (id, turn), over the likeliest blurs
+    per_id: dict[int, tuple[float, int]] = {}
+    for (marker_id, turn), s in zip(keys, scores, strict=True):
+        if s > per_id.get(marker_id, (-2.0, 0))[0]:
+            per_id[marker_id] = (float(s), turn)
+    ranked = sorted(((s, i, t) for i, (s, t) in per_id.items()), reverse=True)
+    (score, marker_id, turn), second = ranked[0], ranked[1][0]
+    return marker_id, turn, score, score - second, best_fit, np.roll(quad, -turn, axis=0)
+
+
+BLUR_TRIES = 3
+"""The blurs (best fitting the marker's border) a blurred candidate's cells are compared under."""
+
+
+BLUR_SCORE = 0.85
+BLUR_MARGIN = 0.05
+BLUR_FIT = 0.9
+
+
+def _blurred_markers(grey: npt.NDArray[np.uint8], squares: list[npt.NDArray[np.float32]],
+                     found: list[Marker], *, min_found: int = 1) -> list[Marker]:
+    """Our markers among the rejected ``squares`` read through a blur (BLUR_SCORE), one per
+    id not ``found``, the best-matching square each."""
+    best: dict[int, tuple[float, npt.NDArray[np.float32]]] = {}
+    taken = {m.id for m in found}
+    seen: list[tuple[npt.NDArray[np.float32], float]] = []
+    for square in squares:
+        side = float(np.linalg.norm(square[1] - square[0]))
+        centre = square.mean(axis=0)
+        if any(np.linalg.norm(m.centre - centre) < 0.5 * side for m in found):
+            continue
+        if any(np.linalg.norm(c - centre) < 0.15 * max(side, s) for c, s in seen):
+            continue
+        seen.append((centre, side))
+        match = _blur_match(grey, square)
+        if match is None:
+            continue
+        marker_id, _, score, margin, fit, corners = match
+        if (marker_id in taken or score < BLUR_SCORE or margin < BLUR_MARGIN
+                or fit < BLUR_FIT):
+            continue
+        if score > best.get(marker_id, (-1.0, corners))[0]:
+            best[marker_id] = (score, corners)
+    if len(best) < min_found:
+        return []
+    return [Marker(i, corners) for i, (_, corners) in best.items()]
