@@ -309,20 +309,31 @@ def _blur_match(grey: npt.NDArray[np.uint8], square: npt.NDArray[np.float32]
     lo, hi = (n - 6) // 2 * c, (n + 6) // 2 * c
     dst = np.float32([[lo, lo], [hi, lo], [hi, hi], [lo, hi]])
     centre = square.mean(axis=0)
-    best_fit, best = -1.0, None
-    for k in BLUR_SCALES:
-        quad = (centre + (square - centre) * k).astype(np.float32)
-        view = cv2.warpPerspective(grey, cv2.getPerspectiveTransform(quad, dst),
-                                   (n * c, n * c)).astype(np.float32)
-        v = view[ring] - view[ring].mean()
-        norm = float(np.linalg.norm(v))
-        if norm < 1e-3:
-            continue
-        fits = rings @ (v / norm)
-        if float(fits.max()) > best_fit:
-            best_fit, best = float(fits.max()), (quad, view, fits)
-    if best is None:
+
+
+    def views(scales: list[float]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32],
+                                             npt.NDArray[np.float32]]:
+        """The quads, views and unit ring vectors at these sizes."""
+        quads = (centre + (square - centre) * np.float32(scales)[:, None, None]).astype(np.float32)
+        out = np.array([cv2.warpPerspective(grey, cv2.getPerspectiveTransform(q, dst), (n * c, n * c))
+                        for q in quads], np.float32)
+        v = out[:, ring]
+        v -= v.mean(axis=1, keepdims=True)
+        v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-3)
+        return quads, out, v
+
+    # every other size under every fourth blur first, then the best and its neighbours
+    _, _, v = views(list(BLUR_SCALES[::2]))
+    coarse = (rings[::4] @ v.T).max(axis=0)
+    if float(coarse.max()) < BLUR_FIT - BLUR_COARSE_SLACK:
         return None
+    at = 2 * int(coarse.argmax())
+    near = list(range(max(at - 1, 0), min(at + 2, len(BLUR_SCALES))))
+    quads, looks, v = views([BLUR_SCALES[i] for i in near])
+    fits_all = rings @ v.T
+    j = int(fits_all.max(axis=0).argmax())
+    best_fit = float(fits_all[:, j].max())
+    best = (quads[j], looks[j], fits_all[:, j])
     quad, view, fits = best
     v = view[inner] - view[inner].mean()
     v /= max(float(np.linalg.norm(v)), 1e-6)
@@ -337,6 +348,8 @@ def _blur_match(grey: npt.NDArray[np.uint8], square: npt.NDArray[np.float32]
     return marker_id, turn, score, score - second, best_fit, np.roll(quad, -turn, axis=0)
 
 
+BLUR_COARSE_SLACK = 0.1
+"""How far below BLUR_FIT the coarse search may fit and still be refined."""
 BLUR_TRIES = 3
 """The blurs (best fitting the marker's border) a blurred candidate's cells are compared under."""
 
