@@ -128,8 +128,8 @@ def detect_markers(image: npt.NDArray[np.uint8]) -> list[Marker]:
 def _seats_alone(ids: set[int]) -> bool:
     """Whether ``ids`` has seats but no table corner: a whole set, but one whose corners
     may all be too blurred to read, so the fourth look (BLUR_SCORE) runs on the squares
-    the first look rejected (dev 61600-61699 normal and 61600-61649 hard: Nox 4 and Rox 1
-    more corners found, none false)."""
+    the first look rejected (dev 61600-61699 normal and 61600-61649 hard, at the first
+    thresholds: Nox 2 and Rox 1 more corners found, none false)."""
     return bool(ids & set(SEAT_IDS)) and not ids & set(TABLE_CORNER_IDS)
 
 
