@@ -107,7 +107,8 @@ def detect_markers(image: npt.NDArray[np.uint8]) -> list[Marker]:
     are matched against the seat markers' patterns (``SEAT_MATCH``, ``LONE_TABLE_SEATS``),
     and, if the set is still not whole, read as any of our markers seen through a blur
     (``BLUR_SCORE``). A marker of a later look on one already found is dropped."""
-    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
+    grey: npt.NDArray[np.uint8] = (np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), np.uint8)
+                                   if image.ndim == 3 else image)
     found, rejected = _markers_in(grey)
     if not _whole_set({m.id for m in found}):
         soft = cv2.GaussianBlur(grey, (0, 0), SHARPEN_SIGMA)
@@ -268,11 +269,12 @@ def _motion_kernel(length: int, angle: float) -> npt.NDArray[np.float32]:
 def _blur_bank() -> tuple[list[tuple[float, npt.NDArray[np.float32] | None]],
                           npt.NDArray[np.bool_], npt.NDArray[np.bool_],
                           npt.NDArray[np.float32], npt.NDArray[np.float32],
-                          list[tuple[int, int]]]:
+                          npt.NDArray[np.float32], list[tuple[int, int]]]:
     """The blurs a marker is compared under (a Gaussian, then a motion streak), the view's
     masks (ring: border and quiet zone; inner: the cells and half the border), each blur
-    of an all-black marker over the ring (unit vectors), and each blur of every (id, turn)
-    over the inner part (unit vectors, [blur, id-turn, pixel])."""
+    of an all-black marker and of a dark disc as wide over the ring (unit vectors), and
+    each blur of every (id, turn) over the inner part (unit vectors, [blur, id-turn,
+    pixel]), with the (id, turn) keys."""
     c, n = BLUR_CELL_PX, _VIEW_CELLS
     blurs: list[tuple[float, npt.NDArray[np.float32] | None]] = [
         (s, None) for s in (0.5, 1.0, 1.6, 2.4)]
@@ -302,6 +304,9 @@ def _blur_bank() -> tuple[list[tuple[float, npt.NDArray[np.float32] | None]],
 
     black = view_of(np.zeros((6 * c, 6 * c), np.float32))
     rings = np.array([unit(blurred(black, b)[ring]) for b in blurs], np.float32)
+    disc = np.ones((n * c, n * c), np.float32)  # a dark disc as wide as the marker
+    cv2.circle(disc, (n * c * 4, n * c * 4), 3 * c * 8, 0.0, -1, cv2.LINE_AA, 3)
+    discs = np.array([unit(blurred(disc, b)[ring]) for b in blurs], np.float32)
     keys, views = [], []
     for marker_id in sorted(OUR_IDS):
         m = marker_image(marker_id, 6 * c).astype(np.float32) / 255
@@ -309,14 +314,15 @@ def _blur_bank() -> tuple[list[tuple[float, npt.NDArray[np.float32] | None]],
             keys.append((marker_id, turn))
             views.append(view_of(np.ascontiguousarray(np.rot90(m, -turn))))
     inners = np.array([[unit(blurred(v, b)[inner]) for v in views] for b in blurs], np.float32)
-    return blurs, ring, inner, rings, inners, keys
+    return blurs, ring, inner, rings, discs, inners, keys
 
 
 def _blur_match(grey: npt.NDArray[np.uint8], square: npt.NDArray[np.float32]
                 ) -> tuple[int, int, float, float, float, npt.NDArray[np.float32]] | None:
-    """(id, quarter turns, score, margin, ring fit, marker corners) of the best reading of
-    ``square`` as one of our markers seen through a blur, or None when no size fits."""
-    blurs, ring, inner, rings, inners, keys = _blur_bank()
+    """(id, quarter turns, score, margin over the next id, ring fit over a disc's, marker
+    corners) of the best reading of ``square`` as one of our markers seen through a blur
+    (see BLUR_SCORE), or None when no size fits its ring at least BLUR_FIT."""
+    blurs, ring, inner, rings, discs, inners, keys = _blur_bank()
     c, n = BLUR_CELL_PX, _VIEW_CELLS
     lo, hi = (n - 6) // 2 * c, (n + 6) // 2 * c
     dst = np.array([[lo, lo], [hi, lo], [hi, hi], [lo, hi]], np.float32)
@@ -347,6 +353,7 @@ def _blur_match(grey: npt.NDArray[np.uint8], square: npt.NDArray[np.float32]
     j = int(fits_all.max(axis=0).argmax())
     best_fit = float(fits_all[:, j].max())
     best = (quads[j], looks[j], fits_all[:, j])
+    round_fit = float((discs @ v[j]).max())
     quad, view, fits = best
     v = view[inner] - view[inner].mean()
     v /= max(float(np.linalg.norm(v)), 1e-6)
@@ -358,7 +365,8 @@ def _blur_match(grey: npt.NDArray[np.uint8], square: npt.NDArray[np.float32]
             per_id[marker_id] = (float(s), turn)
     ranked = sorted(((s, i, t) for i, (s, t) in per_id.items()), reverse=True)
     (score, marker_id, turn), second = ranked[0], ranked[1][0]
-    return marker_id, turn, score, score - second, best_fit, np.roll(quad, -turn, axis=0)
+    return (marker_id, turn, score, score - second, best_fit - round_fit,
+            np.roll(quad, -turn, axis=0)) if best_fit >= BLUR_FIT else None
 
 
 BLUR_COARSE_SLACK = 0.1
@@ -372,24 +380,27 @@ compared under."""
 
 BLUR_SCORE = 0.8
 BLUR_MARGIN = 0.1
-BLUR_FIT = 0.9
+BLUR_FIT = 0.85
+BLUR_SQUARER = 0.03
 """The fourth look, for markers of any of our ids too blurred (a motion streak or defocus
 of one to three cells) for even their cells' means to tell them apart: a rejected
 square is read by analysis by synthesis (``_blur_match``). Its size is the one (of
 BLUR_SCALES) whose ring of black border and white quiet zone correlates best with a
 blurred all-black marker on white, under the blur (a Gaussian, then a motion streak of
-2-10 view pixels in 12 directions) that fits best; that fit must be at least BLUR_FIT.
-Then its cells and half its border are correlated with every (id, turn) of ours blurred
-by the BLUR_TRIES best-fitting blurs: the best id must correlate at least BLUR_SCORE and
-BLUR_MARGIN more than any other id. Dev seeds 61600-61699 normal and 61600-61649 hard
-(five games, every rejected square that passes the coarse search): these values read
-312 squares as the marker they lie on and none falsely; BLUR_FIT 0.85 would read 87
-more right and 20 false (Cat in the Box's round tokens in their square frames, as seats
-12 and 15), BLUR_SCORE 0.85 with BLUR_MARGIN 0.05 read 298 right, none false. Markers
-found (with ``_seats_alone``), Nox / Rox / Qwixx / Cat in the Box / Nummix: dev
-61600-61699 normal 306/332/250/182/146 -> 330/341/255/186/146 (of 370/361/276/200/148),
-61600-61649 hard 103/160/121/76/65 -> 119/169/128/81/70 (of 194/210/158/96/80); no false
-marker there nor on the 179 real photos; about 3-7 ms more CPU a photo at the median."""
+2-10 view pixels in 12 directions) that fits best; that fit must be at least BLUR_FIT,
+and BLUR_SQUARER more than a dark disc's as wide (a round token in a square frame, as on
+Cat in the Box's grid, fits a blurred square's ring well). Then its cells and half its
+border are correlated with every (id, turn) of ours blurred by the BLUR_TRIES
+best-fitting blurs: the best id must correlate at least BLUR_SCORE and BLUR_MARGIN more
+than any other id. Dev seeds 61600-61699 normal and 61600-61649 hard (five games, every
+rejected square that passes the coarse search): these values read 392 squares as the
+marker they lie on and none falsely; without the disc 399 and 20 false (Cat in the Box
+tokens as seats 12 and 15), and BLUR_FIT 0.9 instead needed no disc but read only 312;
+BLUR_MARGIN 0.05 would read 37 more and 5 false. Markers found (with ``_seats_alone``),
+Nox / Rox / Qwixx / Cat in the Box / Nummix: dev 61600-61699 normal 306/332/250/182/146
+-> 340/346/256/187/146 (of 370/361/276/200/148), 61600-61649 hard 103/160/121/76/65 ->
+125/170/130/82/70 (of 194/210/158/96/80); no false marker there nor on the 179 real
+photos; about 3-7 ms more CPU a photo at the median."""
 
 
 def _blurred_markers(grey: npt.NDArray[np.uint8], squares: list[npt.NDArray[np.float32]],
@@ -412,9 +423,9 @@ def _blurred_markers(grey: npt.NDArray[np.uint8], squares: list[npt.NDArray[np.f
         match = _blur_match(grey, square)
         if match is None:
             continue
-        marker_id, _, score, margin, fit, corners = match
+        marker_id, _, score, margin, squarer, corners = match
         if (marker_id in taken or score < BLUR_SCORE or margin < BLUR_MARGIN
-                or fit < BLUR_FIT):
+                or squarer < BLUR_SQUARER):
             continue
         if score > best.get(marker_id, (-1.0, corners))[0]:
             best[marker_id] = (score, corners)

@@ -374,9 +374,10 @@ def test_a_marker_of_the_sharpened_look_on_a_found_marker_is_dropped() -> None:
 
 
 def test_blur_match_reads_a_streaked_marker_and_not_a_round_token() -> None:
-    """A table corner 15 px a side smeared by a 7 px streak is read from its rejected
+    """A table corner 20 px a side smeared by a 7 px streak is read from its rejected
     square (its card's outline, grown by the blur) as itself, turned right; a dark disc
-    in a light square frame (a Cat in the Box token) is not read as a marker."""
+    on light (a Cat in the Box token) fits a blurred square's ring as well, but a disc's
+    better, and is not read as a marker."""
     from companion.calibration import markers
 
     grey = np.full((100, 100), 120, np.uint8)
@@ -389,13 +390,14 @@ def test_blur_match_reads_a_streaked_marker_and_not_a_round_token() -> None:
     card = np.float32([[34, 34], [66, 34], [66, 66], [34, 66]])
     match = markers._blur_match(blurred, card)
     assert match is not None
-    marker_id, turn, score, margin, fit, corners = match
+    marker_id, turn, score, margin, squarer, corners = match
     assert (marker_id, turn) == (2, 0)
     assert (score >= markers.BLUR_SCORE and margin >= markers.BLUR_MARGIN
-            and fit >= markers.BLUR_FIT)
+            and squarer >= markers.BLUR_SQUARER)
     assert np.abs(corners - np.float32([[40, 40], [60, 40], [60, 60], [40, 60]])).max() < 3
     token = np.full((100, 100), 200, np.uint8)
     cv2.circle(token, (50, 50), 10, 60, -1)
     cv2.circle(token, (52, 48), 3, 170, -1)
-    found = markers._blurred_markers(cv2.filter2D(token, -1, streak), [card], [])
-    assert found == []
+    round_match = markers._blur_match(cv2.filter2D(token, -1, streak), card)
+    assert round_match is not None and round_match[4] < 0  # the disc fits better
+    assert markers._blurred_markers(cv2.filter2D(token, -1, streak), [card], []) == []
