@@ -373,6 +373,11 @@ BLUR_COARSE_SLACK = 0.1
 """How far below BLUR_FIT the coarse size search (every other size, every fourth blur)
 may fit and the square still be looked at closely; a speed cut, none lost on dev seeds
 61600-61699 normal."""
+BLUR_MIN_SIDE = 7.0
+"""Rejected squares smaller than this (pixels a side) are not looked at in the fourth
+look: a marker's cells there are about a pixel. The smallest square it read right on dev
+seeds 61600-61699 normal and 61600-61649 hard was 8 px; a quarter of the squares the real
+photos give are smaller (about 2 ms a real photo)."""
 BLUR_TRIES = 3
 """The blurs (those best fitting the marker's border) a blurred candidate's cells are
 compared under."""
@@ -415,7 +420,8 @@ def _blurred_markers(grey: npt.NDArray[np.uint8], squares: list[npt.NDArray[np.f
     for square in squares:
         side = float(np.linalg.norm(square[1] - square[0]))
         centre = square.mean(axis=0)
-        if any(np.linalg.norm(m.centre - centre) < 0.5 * side for m in found):
+        if side < BLUR_MIN_SIDE or any(np.linalg.norm(m.centre - centre) < 0.5 * side
+                                       for m in found):
             continue
         if any(np.linalg.norm(c - centre) < 0.15 * max(side, s) for c, s in seen):
             continue
