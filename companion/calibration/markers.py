@@ -322,12 +322,11 @@ def _blur_match(grey: npt.NDArray[np.uint8], square: npt.NDArray[np.float32]
     """(id, quarter turns, score, margin over the next id, ring fit over a disc's, marker
     corners) of the best reading of ``square`` as one of our markers seen through a blur
     (see BLUR_SCORE), or None when no size fits its ring at least BLUR_FIT."""
-    blurs, ring, inner, rings, discs, inners, keys = _blur_bank()
+    _, ring, inner, rings, discs, inners, keys = _blur_bank()
     c, n = BLUR_CELL_PX, _VIEW_CELLS
     lo, hi = (n - 6) // 2 * c, (n + 6) // 2 * c
     dst = np.array([[lo, lo], [hi, lo], [hi, hi], [lo, hi]], np.float32)
     centre = square.mean(axis=0)
-
 
     def views(scales: list[float]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32],
                                              npt.NDArray[np.float32]]:
@@ -351,10 +350,8 @@ def _blur_match(grey: npt.NDArray[np.uint8], square: npt.NDArray[np.float32]
     quads, looks, v = views([BLUR_SCALES[i] for i in near])
     fits_all = rings @ v.T
     j = int(fits_all.max(axis=0).argmax())
-    best_fit = float(fits_all[:, j].max())
-    best = (quads[j], looks[j], fits_all[:, j])
-    round_fit = float((discs @ v[j]).max())
-    quad, view, fits = best
+    quad, view, fits = quads[j], looks[j], fits_all[:, j]
+    best_fit, round_fit = float(fits.max()), float((discs @ v[j]).max())
     v = view[inner] - view[inner].mean()
     v /= max(float(np.linalg.norm(v)), 1e-6)
     top = np.argsort(-fits)[:BLUR_TRIES]
@@ -435,6 +432,9 @@ def _blurred_markers(grey: npt.NDArray[np.uint8], squares: list[npt.NDArray[np.f
             continue
         if score > best.get(marker_id, (-1.0, corners))[0]:
             best[marker_id] = (score, corners)
-    if len(best) < min_found:
-        return []
-    return [Marker(i, corners) for i, (_, corners) in best.items()]
+    kept: list[Marker] = []  # the better of two reads on one place
+    for _, marker_id, corners in sorted(((v[0], i, v[1]) for i, v in best.items()),
+                                        key=lambda t: -t[0]):
+        if not _on_one(Marker(marker_id, corners), kept):
+            kept.append(Marker(marker_id, corners))
+    return kept if len(kept) >= min_found else []
