@@ -302,18 +302,37 @@ def _blur_bank() -> tuple[list[tuple[float, npt.NDArray[np.float32] | None]],
         out: npt.NDArray[np.float32] = v / max(float(np.linalg.norm(v)), 1e-6)
         return out
 
+    def unit_rows(v: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """``unit`` of each row of ``v`` at once."""
+        v = v - v.mean(axis=1, keepdims=True)
+        out: npt.NDArray[np.float32] = v / np.maximum(
+            np.linalg.norm(v, axis=1, keepdims=True), 1e-6)
+        return out
+
     black = view_of(np.zeros((6 * c, 6 * c), np.float32))
     rings = np.array([unit(blurred(black, b)[ring]) for b in blurs], np.float32)
     disc = np.ones((n * c, n * c), np.float32)  # a dark disc as wide as the marker
     cv2.circle(disc, (n * c * 4, n * c * 4), 3 * c * 8, 0.0, -1, cv2.LINE_AA, 3)
     discs = np.array([unit(blurred(disc, b)[ring]) for b in blurs], np.float32)
-    keys, views = [], []
+    # A marker's view is the all-black marker's plus its white inner cells, and a blur
+    # is linear: each blur is worked on the black view and the 16 cells alone, and every
+    # (id, turn) made from those (one blur of 17 images, not of 60).
+    cells = np.zeros((n * c, n * c, 16), np.float32)
+    for k in range(16):
+        row, col = divmod(k, 4)
+        top, left = pad + (row + 1) * c, pad + (col + 1) * c
+        cells[top:top + c, left:left + c, k] = 1.0
+    keys, bits = [], []
     for marker_id in sorted(OUR_IDS):
         m = marker_image(marker_id, 6 * c).astype(np.float32) / 255
         for turn in range(4):
             keys.append((marker_id, turn))
-            views.append(view_of(np.ascontiguousarray(np.rot90(m, -turn))))
-    inners = np.array([[unit(blurred(v, b)[inner]) for v in views] for b in blurs], np.float32)
+            turned = np.rot90(m, -turn)
+            bits.append(turned[c + c // 2:5 * c:c, c + c // 2:5 * c:c].ravel())
+    white = np.array(bits, np.float32)  # (id-turn, cell): 1 where the cell is white
+    inners = np.array([unit_rows(blurred(black, b)[inner][None]
+                                 + white @ blurred(cells, b)[inner].T) for b in blurs],
+                      np.float32)
     return blurs, ring, inner, rings, discs, inners, keys
 
 
