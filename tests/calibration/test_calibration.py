@@ -343,3 +343,61 @@ def test_seat_match_takes_a_blurred_seat_marker_and_not_a_square_without_a_dark_
     no_border[30:30 + side, 30:30 + side] = 235
     no_border[30 + cell:30 + side - cell, 30 + cell:30 + side - cell] = inner
     assert markers._seat_match(cv2.GaussianBlur(no_border, (0, 0), 1.5), square) is None
+
+
+@pytest.mark.parametrize(("game", "seed", "ids"), [
+    ("nox", 61665, {0, 2, 3, 10, 12, 13, 15}),  # nothing read in the first three looks
+    ("nox", 61686, {0, 1, 3, 10, 11}),  # seats read, the corners only by the fourth look
+])
+def test_markers_too_blurred_for_their_cells_are_read_through_the_blur(
+        game: str, seed: int, ids: set[int]) -> None:
+    """Dev scenes with a motion streak of two to three cells over markers 13-20 px a
+    side: the fourth look (markers.BLUR_SCORE) reads table corners and seats, each where
+    the scene put it, and nothing the scene does not have."""
+    scene = render_scene(game, seed=seed, difficulty="normal")
+    truth = {m["id"]: np.asarray(m["quad"]) for m in scene.markers}
+    found = detect_markers(scene.image)
+    assert {m.id for m in found} >= ids
+    for m in found:
+        quad = truth[m.id]
+        assert np.linalg.norm(m.centre - quad.mean(axis=0)) < 3, m.id
+        # the marker's black square: two thirds of its white card, corners in order
+        inner = quad.mean(axis=0) + (quad - quad.mean(axis=0)) * 6 / 9
+        assert np.abs(m.corners - inner).max() < 4, m.id
+
+
+def test_a_marker_of_the_sharpened_look_on_a_found_marker_is_dropped() -> None:
+    """Dev scene 61648 (Nummix, hard): the sharpened look read table corner 0's white card
+    as seat 10; corner 0 was found by the first look, so seat 10 is not taken."""
+    scene = render_scene("nummix", seed=61648, difficulty="hard")
+    assert sorted(m.id for m in detect_markers(scene.image)) == [0, 2, 3]
+
+
+def test_blur_match_reads_a_streaked_marker_and_not_a_round_token() -> None:
+    """A table corner 20 px a side smeared by a 7 px streak is read from its rejected
+    square (its card's outline, grown by the blur) as itself, turned right; a dark disc
+    on light (a Cat in the Box token) fits a blurred square's ring as well, but a disc's
+    better, and is not read as a marker."""
+    from companion.calibration import markers
+
+    grey = np.full((100, 100), 120, np.uint8)
+    grey[35:65, 35:65] = 235  # the white card: marker 2 and its quiet zone
+    grey[40:60, 40:60] = cv2.resize(markers.marker_image(2, 60), (20, 20),
+                                    interpolation=cv2.INTER_AREA)
+    streak = np.zeros((7, 7), np.float32)
+    np.fill_diagonal(streak, 1 / 7)
+    blurred = cv2.filter2D(cv2.GaussianBlur(grey, (0, 0), 0.8), -1, streak)
+    card = np.float32([[34, 34], [66, 34], [66, 66], [34, 66]])
+    match = markers._blur_match(blurred, card)
+    assert match is not None
+    marker_id, turn, score, margin, squarer, corners = match
+    assert (marker_id, turn) == (2, 0)
+    assert (score >= markers.BLUR_SCORE and margin >= markers.BLUR_MARGIN
+            and squarer >= markers.BLUR_SQUARER)
+    assert np.abs(corners - np.float32([[40, 40], [60, 40], [60, 60], [40, 60]])).max() < 3
+    token = np.full((100, 100), 200, np.uint8)
+    cv2.circle(token, (50, 50), 10, 60, -1)
+    cv2.circle(token, (52, 48), 3, 170, -1)
+    round_match = markers._blur_match(cv2.filter2D(token, -1, streak), card)
+    assert round_match is not None and round_match[4] < 0  # the disc fits better
+    assert markers._blurred_markers(cv2.filter2D(token, -1, streak), [card], []) == []
