@@ -105,7 +105,8 @@ def detect_markers(image: npt.NDArray[np.uint8]) -> list[Marker]:
     at again: a blurred marker's cells come apart (``SHARPEN_SIGMA``); when some are
     found but still not a whole set, or none at all, the squares rejected in both looks
     are matched against the seat markers' patterns (``SEAT_MATCH``, ``LONE_TABLE_SEATS``),
-    and, if the set is still not whole, read as any of our markers seen through a blur
+    and, if the set is still not whole (or has seats but no table corner, as when the
+    first look reads seats alone), read as any of our markers seen through a blur
     (``BLUR_SCORE``). A marker of a later look on one already found is dropped."""
     grey: npt.NDArray[np.uint8] = (np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), np.uint8)
                                    if image.ndim == 3 else image)
@@ -118,7 +119,8 @@ def detect_markers(image: npt.NDArray[np.uint8]) -> list[Marker]:
         if not _whole_set({m.id for m in found}):  # a set with a gap, or nothing read
             found += _blurred_seats(grey, rejected + more, found,
                                     min_seats=1 if found else LONE_TABLE_SEATS)
-        if not _whole_set({m.id for m in found}):
+        ids = {m.id for m in found}
+        if not _whole_set(ids) or _seats_alone(ids):  # (seats the third look completed)
             found += _blurred_markers(grey, rejected + more, found,
                                       min_found=1 if found else LONE_TABLE_SEATS)
     elif _seats_alone({m.id for m in found}):

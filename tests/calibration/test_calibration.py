@@ -401,3 +401,18 @@ def test_blur_match_reads_a_streaked_marker_and_not_a_round_token() -> None:
     round_match = markers._blur_match(cv2.filter2D(token, -1, streak), card)
     assert round_match is not None and round_match[4] < 0  # the disc fits better
     assert markers._blurred_markers(cv2.filter2D(token, -1, streak), [card], []) == []
+
+
+def test_corners_are_looked_for_once_the_pattern_match_completes_the_seats() -> None:
+    """Dev scene 61622 (Rox, hard): the first two looks leave a gap in the seats, the
+    pattern match fills it, and the set then has seats but no table corner: the blurred
+    look still runs (as when the first look reads seats alone) and finds three corners,
+    where the scene put them."""
+    from companion.synth import render_scene
+
+    scene = render_scene("rox", seed=61622, difficulty="hard")
+    truth = {m["id"]: np.mean(m["quad"], axis=0) for m in scene.markers}
+    found = {m.id: m for m in detect_markers(scene.image)}
+    assert {0, 2, 3, 10, 11, 12, 13} <= set(found)
+    for marker_id, marker in found.items():
+        assert np.linalg.norm(marker.centre - truth[marker_id]) < 4, marker_id
