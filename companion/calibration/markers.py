@@ -110,21 +110,20 @@ def detect_markers(image: npt.NDArray[np.uint8]) -> list[Marker]:
     (``BLUR_SCORE``). A marker of a later look on one already found is dropped."""
     grey: npt.NDArray[np.uint8] = (np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), np.uint8)
                                    if image.ndim == 3 else image)
-    found, rejected = _markers_in(grey)
+    found, squares = _markers_in(grey)
     if not _whole_set({m.id for m in found}):
         soft = cv2.GaussianBlur(grey, (0, 0), SHARPEN_SIGMA)
         seen = {m.id for m in found}
         sharper, more = _markers_in(cv2.addWeighted(grey, 2.0, soft, -1.0, 0))
         found += [m for m in sharper if m.id not in seen and not _on_one(m, found)]
+        squares = squares + more  # the squares rejected in either look
         if not _whole_set({m.id for m in found}):  # a set with a gap, or nothing read
-            found += _blurred_seats(grey, rejected + more, found,
+            found += _blurred_seats(grey, squares, found,
                                     min_seats=1 if found else LONE_TABLE_SEATS)
-        ids = {m.id for m in found}
-        if not _whole_set(ids) or _seats_alone(ids):  # (seats the third look completed)
-            found += _blurred_markers(grey, rejected + more, found,
-                                      min_found=1 if found else LONE_TABLE_SEATS)
-    elif _seats_alone({m.id for m in found}):
-        found += _blurred_markers(grey, rejected, found)
+    ids = {m.id for m in found}
+    if not _whole_set(ids) or _seats_alone(ids):
+        found += _blurred_markers(grey, squares, found,
+                                  min_found=1 if found else LONE_TABLE_SEATS)
     return sorted(found, key=lambda m: m.id)
 
 
@@ -299,23 +298,18 @@ def _blur_bank() -> tuple[list[tuple[float, npt.NDArray[np.float32] | None]],
                              np.float32)
         return out
 
-    def unit(v: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        v = v - v.mean()
-        out: npt.NDArray[np.float32] = v / max(float(np.linalg.norm(v)), 1e-6)
-        return out
-
     def unit_rows(v: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        """``unit`` of each row of ``v`` at once."""
+        """Each row of ``v`` less its mean, as a unit vector."""
         v = v - v.mean(axis=1, keepdims=True)
         out: npt.NDArray[np.float32] = v / np.maximum(
             np.linalg.norm(v, axis=1, keepdims=True), 1e-6)
         return out
 
     black = view_of(np.zeros((6 * c, 6 * c), np.float32))
-    rings = np.array([unit(blurred(black, b)[ring]) for b in blurs], np.float32)
+    rings = unit_rows(np.array([blurred(black, b)[ring] for b in blurs], np.float32))
     disc = np.ones((n * c, n * c), np.float32)  # a dark disc as wide as the marker
     cv2.circle(disc, (n * c * 4, n * c * 4), 3 * c * 8, 0.0, -1, cv2.LINE_AA, 3)
-    discs = np.array([unit(blurred(disc, b)[ring]) for b in blurs], np.float32)
+    discs = unit_rows(np.array([blurred(disc, b)[ring] for b in blurs], np.float32))
     # A marker's view is the all-black marker's plus its white inner cells, and a blur
     # is linear: each blur is worked on the black view and the 16 cells alone, and every
     # (id, turn) made from those (one blur of 17 images, not of 60).
