@@ -98,10 +98,12 @@ have added two false seats to marker-less Qwixx scenes); the 179 real photos, wh
 no markers: none."""
 
 
-def detect_markers(image: npt.NDArray[np.uint8]) -> list[Marker]:
+def detect_markers(image: npt.NDArray[np.uint8], *, seats: int | None = None) -> list[Marker]:
     """Every table, seat, grey-card and sheet marker in a BGR or grey image (ids we do
-    not print are left out). When what is found is not a whole set (some table corners
-    but not all four, seats with a gap, or nothing), the photo is sharpened and looked
+    not print are left out). ``seats``: the number of players, when the user gave it
+    (a set with some seat markers but fewer than that is not whole). When what is found
+    is not a whole set (some table corners but not all four, seats with a gap or too
+    few, or nothing), the photo is sharpened and looked
     at again: a blurred marker's cells come apart (``SHARPEN_SIGMA``); when some are
     found but still not a whole set, or none at all, the squares rejected in both looks
     are matched against the seat markers' patterns (``SEAT_MATCH``, ``LONE_TABLE_SEATS``),
@@ -111,17 +113,17 @@ def detect_markers(image: npt.NDArray[np.uint8]) -> list[Marker]:
     grey: npt.NDArray[np.uint8] = (np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), np.uint8)
                                    if image.ndim == 3 else image)
     found, squares = _markers_in(grey)
-    if not _whole_set({m.id for m in found}):
+    if not _whole_set({m.id for m in found}, seats):
         soft = cv2.GaussianBlur(grey, (0, 0), SHARPEN_SIGMA)
         seen = {m.id for m in found}
         sharper, more = _markers_in(cv2.addWeighted(grey, 2.0, soft, -1.0, 0))
         found += [m for m in sharper if m.id not in seen and not _on_one(m, found)]
         squares = squares + more  # the squares rejected in either look
-        if not _whole_set({m.id for m in found}):  # a set with a gap, or nothing read
+        if not _whole_set({m.id for m in found}, seats):  # a gap, too few, or nothing
             found += _blurred_seats(grey, squares, found,
                                     min_seats=1 if found else LONE_TABLE_SEATS)
     ids = {m.id for m in found}
-    if not _whole_set(ids) or _seats_alone(ids):
+    if not _whole_set(ids, seats) or _seats_alone(ids):
         found += _blurred_markers(grey, squares, found,
                                   min_found=1 if found else LONE_TABLE_SEATS)
     return sorted(found, key=lambda m: m.id)
@@ -228,13 +230,15 @@ def _on_one(marker: Marker, found: list[Marker]) -> bool:
                for m in found)
 
 
-def _whole_set(ids: set[int]) -> bool:
+def _whole_set(ids: set[int], seats: int | None = None) -> bool:
     """Whether ``ids`` look complete: all four table corners or none, seats 10, 11, …
-    without a gap, and at least one marker."""
+    without a gap (and, when the number of players ``seats`` is known and any seat is
+    seen, that many), and at least one marker."""
     corners = ids & set(TABLE_CORNER_IDS)
     seat_numbers = sorted(i - SEAT_IDS[0] for i in ids & set(SEAT_IDS))
     return (bool(ids) and len(corners) in (0, len(TABLE_CORNER_IDS))
-            and seat_numbers == list(range(len(seat_numbers))))
+            and seat_numbers == list(range(len(seat_numbers)))
+            and (seats is None or not seat_numbers or len(seat_numbers) >= seats))
 
 
 def marker_image(marker_id: int, side_px: int) -> npt.NDArray[np.uint8]:

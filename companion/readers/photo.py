@@ -70,7 +70,7 @@ def read_photo(image: npt.NDArray[np.uint8], *, game: str, players: Sequence[str
     maps the user's own artwork's colours to the look the readers know; ``locator`` is
     one of vision.pipeline.LOCATORS)."""
     balanced = apply_white_gains(image, profile.white_gains) if profile else image
-    markers = tuple(detect_markers(image))  # once per photo: locate and readers share them
+    markers = tuple(detect_markers(image, seats=len(players) if players else None))  # once
     pieces = read_image(balanced, game=game, use_classifier=use_classifier, deck=deck,
                         markers=markers, locator=locator)
     regions = covered_regions(balanced, pieces.detections, markers=markers)

@@ -416,3 +416,19 @@ def test_corners_are_looked_for_once_the_pattern_match_completes_the_seats() -> 
     assert {0, 2, 3, 10, 11, 12, 13} <= set(found)
     for marker_id, marker in found.items():
         assert np.linalg.norm(marker.centre - truth[marker_id]) < 4, marker_id
+
+
+def test_a_set_with_fewer_seats_than_players_is_looked_at_again() -> None:
+    """Dev scene 61953 (Qwixx, normal; two players, seats 10 and 11): the first looks
+    read seat 10 but not 11. Told there are two players, detect_markers does not take
+    one seat for a whole set, looks again and finds seat 11 (and corner 3) where the
+    scene put them; not told, it leaves seat 11 out."""
+    from companion.synth import render_scene
+
+    scene = render_scene("qwixx", seed=61953, difficulty="normal")
+    truth = {m["id"]: np.mean(m["quad"], axis=0) for m in scene.markers}
+    assert 11 not in {m.id for m in detect_markers(scene.image)}
+    found = {m.id: m for m in detect_markers(scene.image, seats=2)}
+    assert {3, 10, 11} <= set(found)
+    for marker_id, marker in found.items():
+        assert np.linalg.norm(marker.centre - truth[marker_id]) < 4, marker_id
