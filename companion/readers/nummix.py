@@ -110,6 +110,17 @@ than 16°: located outlines of touching tiles stood up to 16.4° apart (dev 6012
 a row lost its last tile; 61110 hard); within 18° came, of tiles that do not touch,
 only a rack's tiles and two lying tiles beside a rack's end (rendered seeds
 60000-60199 normal, 60000-60109 hard; dev 60018, 60042 hard, read wrong either way)."""
+ALIGNED_AXIS = math.radians(25)
+ALIGNED_ALONG = 0.1
+ALIGNED_ACROSS = 0.12
+"""Tiles turned up to ``ALIGNED_AXIS`` apart still touch when the one lies right on the
+other's pitch: within ``ALIGNED_ALONG`` of it along their line and ``ALIGNED_ACROSS``
+across. One blurred tile's outline can turn by 18° where its place is exact (dev 61944
+normal: a k5 outlined at -27° between tiles at -43° and -45°, 0.01 from k6's pitch and
+0.08 across, split a run of six into two and four; dev 60104 and 60158 hard, 18.4° and
+19.4°, 0.09 and 0.10 off). Located pairs turned 18-25° apart and one step apart,
+rendered seeds 60000-60149 normal and 60100-60179 hard: those three, and, not touching
+(a standing tile and one outlined off its place), 0.17 and 0.22 across."""
 
 Cells = dict[int, tuple[int, int]]
 
@@ -370,9 +381,14 @@ def _touching_image(quads: npt.NDArray[np.float64], tiles: list[int]) -> list[li
         fa, fb = frames[a], frames[b]
         if np.linalg.norm(fb.centre - fa.centre) > 1.6 * max(fa.width, fa.height):
             return False
-        if abs(math.remainder(fa.angle - fb.angle, math.pi)) > TOUCH_AXIS:
+        turned = abs(math.remainder(fa.angle - fb.angle, math.pi))
+        if turned > ALIGNED_AXIS:
             return False  # (a tile read upside down still lies along the same axis)
-        return _neighbour(_shared([fa, fb], fa.centre).local(fb.centre)) is not None
+        step = _shared([fa, fb], fa.centre).local(fb.centre)
+        if turned > TOUCH_AXIS:  # one outline turned: only a neighbour right on its pitch
+            return _neighbour(step, gap=ALIGNED_ALONG, overlap=ALIGNED_ALONG,
+                              across=ALIGNED_ACROSS) is not None
+        return _neighbour(step) is not None
 
     return linked_groups(tiles, touching)
 
@@ -393,17 +409,20 @@ def _shared(frames: list[Frame], centre: npt.NDArray[np.float64]) -> Frame:
     return Frame(np.asarray(centre, np.float64), right, down)
 
 
-def _neighbour(xy: tuple[float, float]) -> tuple[int, int] | None:
-    """The side neighbour a displacement (in tile sides) points to, if it is one."""
+def _neighbour(xy: tuple[float, float], *, gap: float = TOUCH_GAP,
+               overlap: float = TOUCH_OVERLAP, across: float = TOUCH_ACROSS
+               ) -> tuple[int, int] | None:
+    """The side neighbour a displacement (in tile sides) points to, if it is one: at most
+    ``gap`` further or ``overlap`` closer than a pitch along, ``across`` off its line."""
     x, y = xy
     step = (round(x / (PITCH[0] / TILE[0])), round(y / (PITCH[1] / TILE[1])))
     if abs(step[0]) + abs(step[1]) != 1:
         return None
     ex = x - step[0] * PITCH[0] / TILE[0]
     ey = y - step[1] * PITCH[1] / TILE[1]
-    along, across = (ex, ey) if step[0] else (ey, ex)
-    along *= 1.0 if step[0] + step[1] > 0 else -1.0  # > 0: a gap, < 0: outlines overlap
-    if not -TOUCH_OVERLAP <= along <= TOUCH_GAP or abs(across) > TOUCH_ACROSS:
+    off, aside = (ex, ey) if step[0] else (ey, ex)
+    off *= 1.0 if step[0] + step[1] > 0 else -1.0  # > 0: a gap, < 0: outlines overlap
+    if not -overlap <= off <= gap or abs(aside) > across:
         return None
     return int(step[0]), int(step[1])
 

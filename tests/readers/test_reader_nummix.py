@@ -208,3 +208,43 @@ def test_a_rack_tile_outlined_from_its_side_stays_on_the_rack() -> None:
     scene = render_scene("nummix", seed=60550, difficulty="normal")
     read = read_scene(scene, read_image(scene.image, game="nummix").detections)
     assert compare(scene, read).state, read.state["grid"]
+
+
+def test_a_blurred_tile_outlined_18_degrees_turned_stays_in_its_run() -> None:
+    """Dev scene 61944 (normal, motion blur): k5 of the run k4…k9 is outlined 18.2°
+    turned from k6 but lies right on its pitch (``ALIGNED_AXIS``): the run stays whole,
+    where it split into k4 k5 and k6…k9 (a run of two, a false violation)."""
+    from companion.readers.photo import read_photo
+
+    scene = render_scene("nummix", seed=61944, difficulty="normal")
+    read = read_photo(scene.image, game="nummix").reading
+    got = {frozenset(t for _, _, t in c) for c in nummix_components(read.state["grid"])}
+    assert frozenset({"k4", "k5", "k6", "k7", "k8", "k9"}) in got
+
+
+def _tile(centre: tuple[float, float], degrees: float) -> np.ndarray:
+    """A 27×37 tile outline (scaled ×2) turned by ``degrees`` about its centre."""
+    t = np.radians(degrees)
+    right, down = np.array([np.cos(t), np.sin(t)]), np.array([-np.sin(t), np.cos(t)])
+    w, h = 27.0, 37.0
+    return np.array([np.asarray(centre) + (sx * w * right + sy * h * down) for sx, sy in
+                     ((-1, -1), (1, -1), (1, 1), (-1, 1))], np.float64)
+
+
+def test_a_turned_outline_touches_only_right_on_its_pitch() -> None:
+    """Tiles 20° apart (beyond ``TOUCH_AXIS``): neighbours when one lies on the other's
+    pitch along their shared (mean) axis, not when set off by a fifth of a tile across
+    it, nor when turned 30°."""
+    from companion.readers.nummix import PITCH, TILE, _touching_image
+
+    def pair(turn: float, across: float) -> np.ndarray:
+        t = np.radians(turn / 2)  # the shared frame lies halfway between the two
+        along, aside = np.array([np.cos(t), np.sin(t)]), np.array([-np.sin(t), np.cos(t)])
+        centre = np.array([100.0, 100.0]) + 2 * 27.0 * (PITCH[0] / TILE[0] * along
+                                                         + across * aside)
+        return np.stack([_tile((100.0, 100.0), 0.0), _tile(centre, turn)])
+
+    assert _touching_image(pair(20.0, 0.0), [0, 1]) == [[0, 1]]
+    assert sorted(_touching_image(pair(20.0, 0.2), [0, 1])) == [[0], [1]]
+    assert sorted(_touching_image(pair(30.0, 0.0), [0, 1])) == [[0], [1]]
+    assert _touching_image(pair(15.0, 0.2), [0, 1]) == [[0, 1]]  # within TOUCH_AXIS
