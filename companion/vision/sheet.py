@@ -299,8 +299,10 @@ def _ring_ab(image: Image, upright: Quad, placed: Placed) -> npt.NDArray[np.floa
     size = (round(w_mm * RING_PX_PER_MM), round(h_mm * RING_PX_PER_MM))
     face = np.asarray(cv2.cvtColor(_warp(image, upright, size), cv2.COLOR_BGR2LAB), np.uint8)
     scale = np.array(size * 2, np.float64)
-    rects = np.array(pad_rects(1.0, 1.0), np.float64) * scale
+    layout = pad_rects(1.0, 1.0)  # the coloured rows' boxes come first, in its order
     fouls = [k for k, (row, _, _) in enumerate(placed) if row == "foul"]
+    rects = np.array([(0.0,) * 4 if k in fouls else layout[k] for k in range(len(placed))],
+                     np.float64) * scale
     if fouls:
         to_face = np.linalg.inv(_face_to_image(upright))
         corners = cv2.perspectiveTransform(
@@ -648,7 +650,37 @@ def _foul_refit(image: Image, upright: Quad, crossed: npt.ArrayLike
     best = int(np.argmax(worst))
     if steps[best] == 0 or worst[best] < FOUL_SURE:
         return None
+    if _onto_the_blue_row(image, upright, moved[4 * best:4 * best + 4]):
+        return None
     return moved[4 * best:4 * best + 4], probs[best]
+
+
+FOUL_BLUE_SHARE = 0.35
+"""A foul row moved (``_foul_refit``) whose boxes' rings come this share or more of the
+way from the rings where the fit put them (paper) to the blue row's print colour is on
+the blue row's edge, not the foul row (printed on bare paper), and is not moved. Of the
+22 foul rows moved on dev 61000, 61700, 61940 + 0-59 normal and 61500, 61900 + 0-59
+hard, one came 0.57 of the way (61977: a blurred sheet's fouls moved a third of a box
+onto the blue row's crosses, read crossed at 0.91-0.97 where none is), the others 0.2
+or less (61923: 0.17)."""
+FOUL_BLUE_MIN = 10.0
+"""Only where the blue row's print and the paper round the fit's foul boxes differ by
+this much (a*b*): on a washed-out sheet they are alike (dev 61525: 4) and the share
+means nothing."""
+
+
+def _onto_the_blue_row(image: Image, upright: Quad, fouls: Placed) -> bool:
+    """Whether the foul boxes moved to ``fouls`` show the blue row's print round them
+    rather than the paper round the fit's foul boxes (``FOUL_BLUE_SHARE``)."""
+    placed = _placed(upright)
+    ab = _ring_ab(image, upright, placed + fouls)
+    paper = ab[len(placed) - len(fouls):len(placed)].mean(axis=0)
+    blue = np.median([ab[k] for k, (row, _, _) in enumerate(placed) if row == "blue"],
+                     axis=0) - paper
+    reach = float(blue @ blue)
+    if reach < FOUL_BLUE_MIN ** 2:
+        return False
+    return float((ab[len(placed):].mean(axis=0) - paper) @ blue) / reach >= FOUL_BLUE_SHARE
 
 
 def _print_confirms(image: Image, upright: Quad, crossed: npt.ArrayLike) -> bool:

@@ -495,3 +495,24 @@ def test_boxes_under_a_hand_are_covered_and_unsure_not_read() -> None:
                                          if (b["row"], b["value"]) == box)
                        for box in under)  # each of them would have been read wrong
         assert found == 1, seed
+
+
+def test_a_foul_row_is_not_moved_onto_the_blue_row() -> None:
+    """Dev 61977: a small blurred pad whose foul boxes the box model is unsure of where
+    the fit put them; a third of a box up, on the blue row's crosses, it was sure of them
+    (fouls 1, 2 and 4 read crossed at 0.91-0.97, where the sheet has none). The rings
+    round them there take the blue row's colour, so the foul row is not moved
+    (``FOUL_BLUE_SHARE``) and fouls 1 and 2 stay unsure."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+    from companion.synth import render_scene
+
+    scene = render_scene("qwixx", seed=61977, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="qwixx", players=players,
+                      caller=caller).pieces.detections
+    fouls = [[b for b in read.data["boxes"][i] if b["row"] == "foul"]
+             for i in read if read.kinds[i] == "qwixx_sheet"]
+    crossed = [[b["value"] for b in row if b["crossed"] and b["confidence"] >= 0.5]
+               for row in fouls]
+    assert len(fouls) == 1 and 1 not in crossed[0] and 2 not in crossed[0], crossed
