@@ -159,7 +159,8 @@ def _sheet(detections: Detections, i: int, result: ReadState) -> dict[str, Any] 
                                "why": "not sure whether crossed: " + ", ".join(unsure_boxes)})
     if covered_boxes:  # vision.sheet._under_skin: skin where the box's print should be
         result.unknown.append({"piece": i, "what": "score sheet boxes",
-                               "why": "under a hand, cannot be seen: "
+                               "why": "covered, a skin's colour round them where their "
+                                      "row's print should be (a hand over them?): "
                                       + ", ".join(covered_boxes)})
     return sheet
 

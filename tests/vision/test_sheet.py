@@ -462,8 +462,8 @@ def test_boxes_under_a_hand_are_covered_and_unsure_not_read() -> None:
     over the blue row and the fouls, where the box model read 3 empty boxes crossed and
     2 crosses empty at 0.70-0.83; 61948: a hand over the sheet not found at all, blue 8
     under it read crossed at 0.97): the boxes with skin round them where their row's
-    print should be are reported unsure and ``covered``, and the reader says they lie
-    under a hand. The other sheets in those photos have no box covered."""
+    print should be are reported unsure and ``covered``, and the reader says a hand
+    seems to lie over them. The other sheets in those photos have no box covered."""
     from companion.readers.photo import read_photo
     from companion.readers.truth import detections_from_scene, given_names
     from companion.synth import render_scene
@@ -486,7 +486,7 @@ def test_boxes_under_a_hand_are_covered_and_unsure_not_read() -> None:
             found += 1
             assert under <= covered, (seed, under - covered)
             assert all(b["confidence"] < 0.5 for b in boxes if b.get("covered"))
-            assert any(u.get("piece") == i and "under a hand" in u["why"]
+            assert any(u.get("piece") == i and "a hand over them" in u["why"]
                        for u in photo.reading.unknown)
             j = max((j for j in truth if truth.kinds[j] == "qwixx_sheet"),
                     key=lambda j: quad_iou(read.quads[i], truth.quads[j]))
