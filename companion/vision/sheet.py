@@ -237,9 +237,9 @@ COVER_MIN_BOX_PX = 12.0
 """Boxes are checked for a hand over them (``_under_skin``) only where they are this many
 pixels wide or more in the photo: on smaller sheets the ring round a box is a pixel or
 less, and blur mixes in the neighbouring rows' colours and the pen's strokes (dev 61000,
-61940 + 0-59 normal, 61500 + 0-59 hard, the boxes of the sheets read: at 12 px and over
-1 of 5503 boxes not under a hand taken for one, at 10 px and over 4 of 9156, for no
-more found under a hand)."""
+61940 + 0-59 normal, 61500 + 0-59 hard, the boxes of the sheets read, rings sampled box
+by box while tuning: at 12 px and over 1 of 5503 boxes not under a hand taken for one,
+at 10 px and over 4 of 9156, for no more found under a hand)."""
 SKIN_RING_HUE = (20.0, 75.0)
 SKIN_RING_CHROMA = 12.0
 """A box is under a hand when the ring round it has a skin's hue (a*b* angle, degrees,
@@ -248,10 +248,10 @@ COVER_PRINT_SHARE = 0.3
 """and, on a coloured row, reaches less than this share of the row's own print colour
 along the row's ink direction (the row's print colour: the 75th percentile of the chroma
 of its boxes' rings that point the ink's way, cosine 0.8 or more; the red row's print
-has a skin's hue, only paler skin). Paper round the foul boxes is near grey. Same dev
+has a skin's hue too, but far more colour). Paper round the foul boxes is near grey. Same dev
 boxes, 12 px and over: of 39 under a hand (by the renderer's hand mask, 30 % or more of
-the box and its ring) 24 found (all 7 read surely wrong among them, 15 read surely right
-by luck), of 5503 others 1 (61506, yellow 2 beside a hand). The ring alone, without the
+the box and its ring) 27 found (7 of the 8 read surely wrong among them), of 5503 others
+none (all of them on 61948 and 61961). The ring alone, without the
 skin's hue (its row's print too faint there), took 4 others, 16 at 10 px and over, and
 on hard dev 61900-61959 boxes washed out by glare and boxes whose ring a blurred pen
 stroke crosses (61920, 61951)."""
