@@ -250,8 +250,8 @@ along the row's ink direction (the row's print colour: the 75th percentile of th
 of its boxes' rings that point the ink's way, cosine 0.8 or more; the red row's print
 has a skin's hue too, but far more colour). Paper round the foul boxes is near grey. Same dev
 boxes, 12 px and over: of 39 under a hand (by the renderer's hand mask, 30 % or more of
-the box and its ring) 27 found (7 of the 8 read surely wrong among them), of 5503 others
-none (all of them on 61948 and 61961). The ring alone, without the
+the box and its ring; on 61948 and 61961) 27 found (7 of the 8 read surely wrong among
+them), of 5503 others none. The ring alone, without the
 skin's hue (its row's print too faint there), took 4 others, 16 at 10 px and over, and
 on hard dev 61900-61959 boxes washed out by glare and boxes whose ring a blurred pen
 stroke crosses (61920, 61951)."""
