@@ -2,7 +2,8 @@
 (RULES.md §2).
 
 A sheet's content comes from the vision's box-level reading (``data["boxes"]`` of a
-``qwixx_sheet`` piece: one ``{"row", "value", "crossed", "confidence"}`` per box, rows
+``qwixx_sheet`` piece: one ``{"row", "value", "crossed", "confidence"}`` per box, and
+``"covered": True`` on a box seen under a hand, rows
 ``red``…``blue`` with numbers and ``"lock"``, row ``"foul"`` with 1–4). On our printed
 sheet the corner markers 20–23 place every box exactly: ``box_quads`` gives the
 vision the image quad of each box to classify. Played cards are the face-up coloured or
@@ -130,10 +131,12 @@ def _sheet(detections: Detections, i: int, result: ReadState) -> dict[str, Any] 
     sheet: dict[str, Any] = {r: [] for r in ROWS}
     sheet["locks"] = []
     sheet["fouls"] = 0
-    unsure_boxes = []
+    unsure_boxes: list[str] = []
+    covered_boxes: list[str] = []
     for box in boxes:
         if float(box.get("confidence", 1.0)) < MIN_CONFIDENCE:
-            unsure_boxes.append(f"{box['row']} {box['value']}")
+            (covered_boxes if box.get("covered") else unsure_boxes).append(
+                f"{box['row']} {box['value']}")
             continue
         if not box.get("crossed"):
             continue
@@ -154,6 +157,11 @@ def _sheet(detections: Detections, i: int, result: ReadState) -> dict[str, Any] 
     elif unsure_boxes:
         result.unknown.append({"piece": i, "what": "score sheet boxes",
                                "why": "not sure whether crossed: " + ", ".join(unsure_boxes)})
+    if covered_boxes:  # vision.sheet._under_skin: skin where the box's print should be
+        result.unknown.append({"piece": i, "what": "score sheet boxes",
+                               "why": "covered, a skin's colour round them where their "
+                                      "row's print should be (a hand over them?): "
+                                      + ", ".join(covered_boxes)})
     return sheet
 
 

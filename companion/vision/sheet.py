@@ -19,7 +19,9 @@ the line between those two colours (a pen of another colour, or darker than the 
 a blue pen on the blue row) or anywhere in the box's corners, where no number is
 printed but every X, stroke and filled box passes. A small logistic model over those
 statistics, fitted on rendered sheets, gives the probability; the confidence is
-``2·|p − ½|``, so a box near the boundary is reported unsure, never guessed.
+``2·|p − ½|``, so a box near the boundary is reported unsure, never guessed. A pad's
+box with skin round it where its row's print should be lies under a hand: it is
+reported unsure and ``covered`` (``_under_skin``), whatever the model read there.
 """
 
 from __future__ import annotations
@@ -159,8 +161,9 @@ def read_sheet(image: Image, quad: npt.ArrayLike | None, *, markers: Sequence[An
                balanced: bool = False, starts: Sequence[npt.ArrayLike] = ()
                ) -> list[dict[str, Any]]:
     """Every box of the sheet in ``image`` at ``quad`` (four image corners; any start
-    corner): ``{"row", "value", "crossed", "confidence", "quad"}``, rows red…blue with
-    numbers and ``"lock"``, then row ``"foul"`` 1–4. With markers 20–23 of our printed
+    corner): ``{"row", "value", "crossed", "confidence", "quad"}`` (and ``"covered":
+    True`` on a box seen under a hand), rows red…blue with numbers and ``"lock"``, then
+    row ``"foul"`` 1–4. With markers 20–23 of our printed
     sheet (``detect_markers`` output, near the quad) the boxes come from them.
     ``balanced``: the image is already white-balanced. ``starts``: other outlines of the
     sheet (any start corner) that the fit to the printed layout also starts from; the
@@ -213,14 +216,129 @@ def _read_balanced(image: Image, quad: npt.ArrayLike | None, markers: Sequence[A
             placed = placed[:-len(fouls)] + fouls
             p = np.concatenate([p[:-len(fouls)], p_fouls])
     confs = np.abs(2.0 * p - 1.0) * certain
+    covered = np.zeros(len(placed), bool)
     if template is PAD and float(np.median(confs)) < SHEET_SURE:  # unreadable as a whole
         confs = np.minimum(confs, SHEET_UNSURE_BOX)
+    elif upright is not None:  # a box with skin round it, not its print: under a hand
+        covered = _under_skin(image, upright, placed)
+        confs = np.where(covered, np.minimum(confs, SHEET_UNSURE_BOX), confs)
     out = []
-    for (row, value, q), prob, conf in zip(placed, p, confs, strict=True):
-        out.append({"row": row, "value": value, "crossed": bool(prob >= 0.5),
-                    "confidence": round(float(conf), 4),
-                    "quad": [[round(float(x), 1), round(float(y), 1)] for x, y in q]})
+    for (row, value, q), prob, conf, hidden in zip(placed, p, confs, covered, strict=True):
+        box = {"row": row, "value": value, "crossed": bool(prob >= 0.5),
+               "confidence": round(float(conf), 4),
+               "quad": [[round(float(x), 1), round(float(y), 1)] for x, y in q]}
+        if hidden:
+            box["covered"] = True
+        out.append(box)
     return out
+
+
+COVER_MIN_BOX_PX = 12.0
+"""Boxes are checked for a hand over them (``_under_skin``) only where they are this many
+pixels wide or more in the photo: on smaller sheets the ring round a box is a pixel or
+less, and blur mixes in the neighbouring rows' colours and the pen's strokes (dev 61000,
+61940 + 0-59 normal, 61500 + 0-59 hard, the boxes of the sheets read, rings sampled box
+by box while tuning: at 12 px and over 1 of 5503 boxes not under a hand taken for one,
+at 10 px and over 4 of 9156, for no more found under a hand)."""
+SKIN_RING_HUE = (20.0, 75.0)
+SKIN_RING_CHROMA = 12.0
+"""A box is under a hand when the ring round it has a skin's hue (a*b* angle, degrees,
+after white balance) at this chroma or more,"""
+COVER_PRINT_SHARE = 0.3
+"""and, on a coloured row, reaches less than this share of the row's own print colour
+along the row's ink direction (the row's print colour: the 75th percentile of the chroma
+of its boxes' rings that point the ink's way, cosine 0.8 or more; the red row's print
+has a skin's hue too, but far more colour). Paper round the foul boxes is near grey. Same dev
+boxes, 12 px and over: of 39 under a hand (by the renderer's hand mask, 30 % or more of
+the box and its ring; on 61948 and 61961) 27 found (7 of the 8 read surely wrong among
+them), of 5503 others none. The ring alone, without the
+skin's hue (its row's print too faint there), took 4 others, 16 at 10 px and over, and
+on hard dev 61900-61959 boxes washed out by glare and boxes whose ring a blurred pen
+stroke crosses (61920, 61951)."""
+
+
+def _under_skin(image: Image, upright: Quad, placed: Placed) -> npt.NDArray[np.bool_]:
+    """Per placed box of the pad, whether the ring round it shows a skin, not its row's
+    print (``SKIN_RING_HUE``, ``COVER_PRINT_SHARE``): a hand over it. Only boxes
+    ``COVER_MIN_BOX_PX`` wide or more are judged."""
+    wide = np.array([float(np.linalg.norm(q[1] - q[0])) >= COVER_MIN_BOX_PX
+                     for _, _, q in placed])
+    out = np.zeros(len(placed), bool)
+    if not wide.any():
+        return out
+    ab = _ring_ab(image, upright, placed)
+    hue = np.degrees(np.arctan2(ab[:, 1], ab[:, 0]))
+    chroma = np.linalg.norm(ab, axis=1)
+    skin = (hue >= SKIN_RING_HUE[0]) & (hue <= SKIN_RING_HUE[1]) & (chroma >= SKIN_RING_CHROMA)
+    rows = np.array([row for row, _, _ in placed])
+    for row in ROWS:
+        idx = np.flatnonzero(rows == row)
+        ink, ink_chroma = _ink_direction(row)
+        along = ab[idx] @ ink
+        pointing = chroma[idx][along >= 0.8 * chroma[idx]]
+        own = float(np.percentile(pointing, 75)) if len(pointing) >= 3 else 0.5 * ink_chroma
+        skin[idx] &= along < COVER_PRINT_SHARE * own
+    covered: npt.NDArray[np.bool_] = skin & wide
+    return covered
+
+
+@lru_cache(maxsize=4)
+def _ink_direction(row: str) -> tuple[npt.NDArray[np.float64], float]:
+    """The unit a*b* direction of a row's print colour, and its chroma."""
+    ab = _ab(INK[row][::-1]).astype(np.float64)
+    chroma = float(np.linalg.norm(ab))
+    return ab / chroma, chroma
+
+
+def _ring_ab(image: Image, upright: Quad, placed: Placed) -> npt.NDArray[np.float64]:
+    """The median a*b* (CIELAB, 0 = grey) of the ring round each placed box, between
+    ``PAD.ring`` of its side outside its edge, on the pad's face warped once at
+    ``RING_PX_PER_MM``. The coloured rows' boxes lie where the layout puts them on the
+    face; the foul boxes, which ``_foul_refit`` may have moved, are mapped back."""
+    w_mm, h_mm = PIECE_MM["qwixx_sheet"]
+    size = (round(w_mm * RING_PX_PER_MM), round(h_mm * RING_PX_PER_MM))
+    face = np.asarray(cv2.cvtColor(_warp(image, upright, size), cv2.COLOR_BGR2LAB), np.uint8)
+    scale = np.array(size * 2, np.float64)
+    layout = pad_rects(1.0, 1.0)  # the coloured rows' boxes come first, in its order
+    fouls = [k for k, (row, _, _) in enumerate(placed) if row == "foul"]
+    rects = np.array([(0.0,) * 4 if k in fouls else layout[k] for k in range(len(placed))],
+                     np.float64) * scale
+    if fouls:
+        to_face = np.linalg.inv(_face_to_image(upright))
+        corners = cv2.perspectiveTransform(
+            np.concatenate([placed[k][2] for k in fouls]).reshape(-1, 1, 2).astype(np.float64),
+            to_face).reshape(len(fouls), 4, 2) * scale[:2]
+        rects[fouls] = np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1)
+    out = np.zeros((len(placed), 2), np.float64)
+    coloured = [k for k in range(len(placed)) if k not in fouls]
+    for group in (coloured, fouls):
+        if group:
+            out[group] = _rings(face, rects[group])
+    return out
+
+
+def _rings(face: Image, rects: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The median a*b* (0 = grey) of the ring ``PAD.ring`` round each of ``rects`` (x0,
+    y0, x1, y1 on the Lab ``face``), all sampled with the first rect's size and mask."""
+    inner, outer = PAD.ring
+    w, h = rects[0, 2] - rects[0, 0], rects[0, 3] - rects[0, 1]
+    ww, hh = round(w * (1 + 2 * outer)), round(h * (1 + 2 * outer))
+    ys, xs = np.mgrid[0:hh, 0:ww] + 0.5
+    u, v = xs / ww * (1 + 2 * outer) - outer, ys / hh * (1 + 2 * outer) - outer
+    ring = ~((u > -inner) & (u < 1 + inner) & (v > -inner) & (v < 1 + inner))
+    x0 = np.clip(np.rint(rects[:, 0] - outer * w).astype(int), 0, face.shape[1] - ww)
+    y0 = np.clip(np.rint(rects[:, 1] - outer * h).astype(int), 0, face.shape[0] - hh)
+    ry, rx = np.nonzero(ring)
+    pixels = face[y0[:, None] + ry[None, :], x0[:, None] + rx[None, :], 1:]
+    out: npt.NDArray[np.float64] = np.median(pixels, axis=1) - 128.0
+    return out
+
+
+RING_PX_PER_MM = 2.0
+"""The pad's face is warped at this many pixels per millimetre to sample the rings round
+its boxes (``_ring_ab``): a box is 10 mm wide and its ring 1 mm, and the boxes judged are
+12 px wide or more in the photo (at 3 px/mm the same boxes were found on dev 61961, at
+2.5 ms a sheet rather than 1.5)."""
 
 
 # ---------------------------------------------------------------------------- geometry
@@ -532,7 +650,37 @@ def _foul_refit(image: Image, upright: Quad, crossed: npt.ArrayLike
     best = int(np.argmax(worst))
     if steps[best] == 0 or worst[best] < FOUL_SURE:
         return None
+    if _onto_the_blue_row(image, upright, moved[4 * best:4 * best + 4]):
+        return None
     return moved[4 * best:4 * best + 4], probs[best]
+
+
+FOUL_BLUE_SHARE = 0.35
+"""A foul row moved (``_foul_refit``) whose boxes' rings come this share or more of the
+way from the rings where the fit put them (paper) to the blue row's print colour is on
+the blue row's edge, not the foul row (printed on bare paper), and is not moved. Of the
+22 foul rows moved on dev 61000, 61700, 61940 + 0-59 normal and 61500, 61900 + 0-59
+hard, one came 0.57 of the way (61977: a blurred sheet's fouls moved a third of a box
+onto the blue row's crosses, read crossed at 0.91-0.97 where none is), the others 0.2
+or less (61923: 0.17)."""
+FOUL_BLUE_MIN = 10.0
+"""Only where the blue row's print and the paper round the fit's foul boxes differ by
+this much (a*b*): on a washed-out sheet they are alike (dev 61525: 4) and the share
+means nothing."""
+
+
+def _onto_the_blue_row(image: Image, upright: Quad, fouls: Placed) -> bool:
+    """Whether the foul boxes moved to ``fouls`` show the blue row's print round them
+    rather than the paper round the fit's foul boxes (``FOUL_BLUE_SHARE``)."""
+    placed = _placed(upright)
+    ab = _ring_ab(image, upright, placed + fouls)
+    paper = ab[len(placed) - len(fouls):len(placed)].mean(axis=0)
+    blue = np.median([ab[k] for k, (row, _, _) in enumerate(placed) if row == "blue"],
+                     axis=0) - paper
+    reach = float(blue @ blue)
+    if reach < FOUL_BLUE_MIN ** 2:
+        return False
+    return float((ab[len(placed):].mean(axis=0) - paper) @ blue) / reach >= FOUL_BLUE_SHARE
 
 
 def _print_confirms(image: Image, upright: Quad, crossed: npt.ArrayLike) -> bool:
