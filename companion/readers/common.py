@@ -87,13 +87,15 @@ def frame(quad: npt.ArrayLike) -> Frame:
     return Frame(*quad_axes(quad))
 
 
-def unsure(detections: Detections, i: int, what: str) -> dict[str, Any] | None:
-    """Why piece ``i`` cannot be used as read (no label, low confidence), or None."""
+def unsure(detections: Detections, i: int, what: str, *, sure_at: float = MIN_CONFIDENCE
+           ) -> dict[str, Any] | None:
+    """Why piece ``i`` cannot be used as read (no label, confidence under ``sure_at``),
+    or None."""
     label = detections.labels[i]
     if label is None:
         return {"piece": i, "what": what, "why": "not read (no label)"}
     conf = float(detections.confidences[i])
-    if conf < MIN_CONFIDENCE:
+    if conf < sure_at:
         alts = detections.data.get("alternatives", (None,) * len(detections))[i]
         why = f"low confidence {conf:.2f} for {label!r}"
         if alts:

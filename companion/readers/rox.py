@@ -52,6 +52,15 @@ card, within ``END_ANGLE`` of the row's line, is against the row's end: an eleme
 partly covered (by a hand), its visible strip as narrow as a scoring card, is read
 unknown rather than as a scoring card."""
 
+SCORING_SURE = 0.8
+"""A scoring card read with less confidence than this is unknown, not taken as read:
+the scoring model's middling scores are mostly wrong (dev 61600-61799 normal, 260
+scenes: of located scoring cards read at 0.5-0.8, 2 of 11 right, a 1 read as 2 at 0.64
+and 0.75 among them; at 0.8-0.9 6 of 7; 0.9 and over 490 of 491). Photo -> state, dev
+61600-61699 and 61800-61899 normal: exact unchanged (169 of 200: a false scoring card
+read 5 at 0.55 now left out, 61860; a right 1 at 0.68 now unknown, 61880), readings that
+claim to be whole and are wrong 4 -> 2; 61900-61959 hard: exact 24 -> 23 (a right card
+at 0.5-0.8 now unknown; at hard 10 of 16 such cards are right)."""
 
 ROW_FULL = 6
 OUTER_CLEAR = 0.5
@@ -159,7 +168,7 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     scoring = []
     shown = indices(detections, ("rox_scoring",))
     for i in shown:
-        problem = unsure(detections, i, "scoring card")
+        problem = unsure(detections, i, "scoring card", sure_at=SCORING_SURE)
         beside = _row_beside(frame(detections.quads[i]), rows, frames)
         if problem is None and beside is not None:
             problem = {"piece": i, "what": "scoring card",

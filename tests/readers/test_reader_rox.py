@@ -378,3 +378,29 @@ def test_a_card_whose_edges_were_counted_unsure_says_so() -> None:
     (problem,) = [u for u in read.unknown if u["piece"] == first]
     assert problem["why"].startswith("edge symbols counted unsure (0.20: ")
     assert f"centre element {dets.labels[first]!r}" in problem["why"]
+
+
+def test_a_scoring_card_read_with_middling_confidence_is_unknown() -> None:
+    """A scoring card read under ``SCORING_SURE`` (the scoring model's middling scores are
+    mostly wrong) is reported unknown, with its alternatives, and left out of the state's
+    scoring cards; at ``SCORING_SURE`` it is taken as read."""
+    from companion.readers.rox import SCORING_SURE
+
+    scene = scenes("normal")[0]
+    dets = detections_from_scene(scene)
+    first = dets.kinds.index("rox_scoring")
+
+    def read_at(confidence: float) -> object:
+        confidences = dets.confidences.copy()
+        confidences[first] = confidence
+        return read_state("rox", dets.with_fields(confidences=confidences),
+                          image_shape=scene.image.shape, markers=scene.markers,
+                          players=scene.state["players"], caller=scene.state["caller"])
+
+    middling = read_at(0.65)
+    (problem,) = [u for u in middling.unknown if u["piece"] == first]
+    assert problem["what"] == "scoring card" and problem["why"].startswith("low confidence 0.65")
+    assert len(middling.state["scoring_cards"]) == len(scene.state["scoring_cards"]) - 1
+    sure = read_at(SCORING_SURE)
+    assert not [u for u in sure.unknown if u["piece"] == first]
+    assert sorted(sure.state["scoring_cards"]) == sorted(scene.state["scoring_cards"])
