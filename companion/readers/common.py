@@ -159,14 +159,16 @@ exact test on one pair; a reach 1 % longer keeps every pair that test could pass
 
 def within(frames: Sequence[Frame], reach: npt.ArrayLike) -> npt.NDArray[np.bool_]:
     """For each pair of ``frames`` (by position), whether the second's centre lies within
-    ``reach`` (one per frame, pixels, the first's) of the first's, widened by
-    ``WITHIN_SLACK``: the prefilter ``linked_groups`` takes as ``maybe``. A pair tested
-    exactly only when its centres are this close skips no pair that test could join."""
+    ``reach`` (pixels: one per frame, the first's, or one per pair) of the first's,
+    widened by ``WITHIN_SLACK``: the prefilter ``linked_groups`` takes as ``maybe``. A
+    pair tested exactly only when its centres are this close skips no pair that test
+    could join."""
     if not frames:
         return np.zeros((0, 0), bool)
     centres = np.array([f.centre for f in frames], np.float64).reshape(-1, 2)
     apart = np.sqrt(((centres[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2))
-    limit = np.asarray(reach, np.float64).reshape(-1, 1) * WITHIN_SLACK + 1.0
+    limit = np.asarray(reach, np.float64)
+    limit = (limit if limit.ndim == 2 else limit.reshape(-1, 1)) * WITHIN_SLACK + 1.0
     out: npt.NDArray[np.bool_] = apart <= limit
     return out
 
