@@ -297,8 +297,12 @@ def _ab(bgr: Sequence[int]) -> npt.NDArray[np.float32]:
 def _warp(image: Image, quad: Quad, size: tuple[int, int]) -> Image:
     w, h = size
     dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
-    m = cv2.getPerspectiveTransform(quad.astype(np.float32), dst)
-    out: Image = cv2.warpPerspective(image, m, (w, h), flags=cv2.INTER_LINEAR,
+    return _warp_by(image, cv2.getPerspectiveTransform(quad.astype(np.float32), dst), size)
+
+
+def _warp_by(image: Image, m: Any, size: tuple[int, int]) -> Image:
+    """``image`` warped by the homography ``m`` to a ``size`` (w, h) crop (``_warp``)."""
+    out: Image = cv2.warpPerspective(image, m, size, flags=cv2.INTER_LINEAR,
                                      borderMode=cv2.BORDER_REPLICATE)
     return out
 
@@ -762,9 +766,8 @@ def box_crops(image: Image, placed: Placed, size: tuple[int, int]) -> list[Image
     w, h = size
     dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
     with _one_cv_thread():
-        return [cv2.warpPerspective(image, cv2.getPerspectiveTransform(q, dst), (w, h),
-                                    flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-                for q in grown]
+        out = [_warp_by(image, cv2.getPerspectiveTransform(q, dst), size) for q in grown]
+    return out
 
 
 @contextmanager

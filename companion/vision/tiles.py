@@ -224,8 +224,8 @@ def tile_sized(read: Detections, balanced: Image, model: Model) -> Detections:
                     tries.append((i, portrait_first(np.array([p, p + a, p + a + b, p + b],
                                                              np.float32), model.size)))
     others = [read.quads[k] for k in tiles]  # only those within reach can overlap
-    near = within_reach([t for _, t in tries], *reach_circles(others))
-    tries = [(i, outline) for (i, outline), ks in zip(tries, near, strict=True) if not any(
+    within = within_reach([t for _, t in tries], *reach_circles(others))
+    tries = [(i, outline) for (i, outline), ks in zip(tries, within, strict=True) if not any(
         tiles[k] != i and quad_iou(outline, others[k]) >= STEP_OVERLAP for k in ks)]
     return with_readings(read, model, surer_readings(read, balanced, model, tries))
 

@@ -208,3 +208,56 @@ def test_a_rack_tile_outlined_from_its_side_stays_on_the_rack() -> None:
     scene = render_scene("nummix", seed=60550, difficulty="normal")
     read = read_scene(scene, read_image(scene.image, game="nummix").detections)
     assert compare(scene, read).state, read.state["grid"]
+
+
+def test_touching_groups_are_those_of_every_pair_tested() -> None:
+    """The distance screen (``common.within``) before the exact touching test drops no
+    pair that test joins: the groups equal those of the exact test on every pair, on
+    located-like outlines (corners jittered by up to 3 px)."""
+    import math
+
+    from companion.readers.common import frame, linked_groups
+    from companion.readers.nummix import (
+        TOUCH_AXIS,
+        TOUCH_REACH,
+        _neighbour,
+        _shared,
+        _touching_image,
+    )
+
+    rng = np.random.default_rng(5)
+    for scene in scenes("normal", range(6)):
+        dets = detections_from_scene(scene)
+        quads = (dets.quads + rng.uniform(-3, 3, dets.quads.shape)).astype(np.float64)
+        tiles = [i for i in dets if dets.kinds[i] == "nummix_tile"]
+        frames = {i: frame(quads[i]) for i in tiles}
+
+        def touching(a: int, b: int, frames: dict = frames) -> bool:
+            fa, fb = frames[a], frames[b]
+            if np.linalg.norm(fb.centre - fa.centre) > TOUCH_REACH * max(fa.width, fa.height):
+                return False
+            if abs(math.remainder(fa.angle - fb.angle, math.pi)) > TOUCH_AXIS:
+                return False
+            return _neighbour(_shared([fa, fb], fa.centre).local(fb.centre)) is not None
+
+        every_pair = linked_groups(tiles, touching)
+        assert any(len(g) > 1 for g in every_pair)
+        assert _touching_image(quads, tiles) == every_pair, scene.seed
+
+
+def test_the_distance_screen_keeps_every_point_within_its_frame_bounds() -> None:
+    """``common.within`` with a reach of a·width + b·height keeps every centre that lies
+    within a sides along and b across a frame (any slant, any size): the bound each
+    reader's screen rests on."""
+    from companion.readers.common import Frame, within
+
+    rng = np.random.default_rng(6)
+    for _ in range(200):
+        right = rng.normal(size=2) * rng.uniform(5, 80)
+        down = np.array([-right[1], right[0]]) * rng.uniform(0.5, 2) + rng.normal(size=2) * 3
+        first = Frame(rng.uniform(0, 1000, 2), right, down)
+        a, b = rng.uniform(0, 2), rng.uniform(0, 2)
+        x, y = rng.uniform(-a, a), rng.uniform(-b, b)
+        second = Frame(first.centre + x * right + y * down, right, down)
+        keep = within([first, second], [a * first.width + b * first.height] * 2)
+        assert keep[0, 1]

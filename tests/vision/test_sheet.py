@@ -455,3 +455,27 @@ def test_two_sheets_in_one_outline_are_read_as_two() -> None:
     assert len(sheets) == sum(p.kind == "qwixx_sheet" for p in scene.pieces) == 3
     for i in sheets:
         assert np.median([b["confidence"] for b in read.data["boxes"][i]]) >= SHEET_SURE
+
+
+def test_box_crops_are_each_box_grown_and_warped_alone(rendered) -> None:
+    """The boxes' outlines grown all at once (``box_crops``) crop what each box grown
+    and warped by itself crops, to the bit."""
+    import cv2
+
+    from companion.vision.sheet import BOX_MARGIN, _placed, box_crops
+
+    scene, piece, _ = rendered[0]
+    image = scene.image
+    placed = _placed(np.asarray(piece.quad, np.float32).reshape(4, 2))
+    size = (24, 24)
+    dst = np.float32([[0, 0], [24, 0], [24, 24], [0, 24]])
+    alone = []
+    for _, _, q in placed:
+        centre = q.mean(axis=0)
+        grown = (centre + (q - centre) * (1 + 2 * BOX_MARGIN)).astype(np.float32)
+        alone.append(cv2.warpPerspective(image, cv2.getPerspectiveTransform(grown, dst), size,
+                                         flags=cv2.INTER_LINEAR,
+                                         borderMode=cv2.BORDER_REPLICATE))
+    together = box_crops(image, placed, size)
+    assert len(together) == len(placed) > 40
+    assert all(np.array_equal(a, b) for a, b in zip(alone, together, strict=True))
