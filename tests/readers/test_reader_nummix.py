@@ -210,39 +210,26 @@ def test_a_rack_tile_outlined_from_its_side_stays_on_the_rack() -> None:
     assert compare(scene, read).state, read.state["grid"]
 
 
-def test_touching_groups_are_those_of_every_pair_tested() -> None:
-    """The distance screen (``common.within``) before the exact touching test drops no
-    pair that test joins: the groups equal those of the exact test on every pair, on
-    located-like outlines (corners jittered by up to 3 px)."""
-    import math
-
-    from companion.readers.common import frame, linked_groups
-    from companion.readers.nummix import (
-        TOUCH_AXIS,
-        TOUCH_REACH,
-        _neighbour,
-        _shared,
-        _touching_image,
-    )
+def test_touching_groups_are_those_of_every_pair_tested(monkeypatch) -> None:
+    """The distance screens (``common.within``) before the exact tests of tiles
+    touching, standing side by side and stepping to a neighbour drop no pair those tests
+    join: the grids and racks equal those read with every pair tested, on located-like
+    outlines (corners jittered by up to 3 px)."""
+    import companion.readers.nummix as nummix
 
     rng = np.random.default_rng(5)
-    for scene in scenes("normal", range(6)):
+    for scene in scenes("normal", range(8)):
         dets = detections_from_scene(scene)
-        quads = (dets.quads + rng.uniform(-3, 3, dets.quads.shape)).astype(np.float64)
-        tiles = [i for i in dets if dets.kinds[i] == "nummix_tile"]
-        frames = {i: frame(quads[i]) for i in tiles}
-
-        def touching(a: int, b: int, frames: dict = frames) -> bool:
-            fa, fb = frames[a], frames[b]
-            if np.linalg.norm(fb.centre - fa.centre) > TOUCH_REACH * max(fa.width, fa.height):
-                return False
-            if abs(math.remainder(fa.angle - fb.angle, math.pi)) > TOUCH_AXIS:
-                return False
-            return _neighbour(_shared([fa, fb], fa.centre).local(fb.centre)) is not None
-
-        every_pair = linked_groups(tiles, touching)
-        assert any(len(g) > 1 for g in every_pair)
-        assert _touching_image(quads, tiles) == every_pair, scene.seed
+        dets = dets.with_fields(quads=(dets.quads + rng.uniform(
+            -3, 3, dets.quads.shape)).astype(np.float32))
+        screened = read_scene(scene, dets)
+        with monkeypatch.context() as patched:
+            patched.setattr(nummix, "within", lambda found, reach: np.ones(
+                (len(found), len(found)), bool))  # no screen: every pair tested
+            every_pair = read_scene(scene, dets)
+        assert screened.state == every_pair.state, scene.seed
+        assert screened.roles == every_pair.roles, scene.seed
+        assert screened.extra == every_pair.extra, scene.seed
 
 
 def test_the_distance_screen_keeps_every_point_within_its_frame_bounds() -> None:
