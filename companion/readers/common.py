@@ -11,6 +11,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -52,24 +53,31 @@ class ReadState:
 
 @dataclass(frozen=True)
 class Frame:
-    """One piece on the image: centre, right and down vectors (a full side each)."""
+    """One piece on the image: centre, right and down vectors (a full side each). Its
+    sizes, angle and axes matrix are computed once per frame (cached): readers ask them
+    of the same frames for every pair of pieces."""
 
     centre: Vec
     right: Vec
     down: Vec
 
-    @property
+    @cached_property
     def width(self) -> float:
         return float(np.linalg.norm(self.right))
 
-    @property
+    @cached_property
     def height(self) -> float:
         return float(np.linalg.norm(self.down))
 
-    @property
+    @cached_property
     def angle(self) -> float:
         """Direction of the piece's right vector, radians (image: clockwise positive)."""
         return math.atan2(float(self.right[1]), float(self.right[0]))
+
+    @cached_property
+    def _axes(self) -> npt.NDArray[np.float64]:
+        """The right and down vectors as the columns of a 2×2 matrix (``local``)."""
+        return np.column_stack([self.right, self.down])
 
     @property
     def down_angle(self) -> float:
@@ -78,8 +86,7 @@ class Frame:
 
     def local(self, point: npt.ArrayLike) -> tuple[float, float]:
         """A point in this piece's frame: (along right, along down) in piece sides."""
-        m = np.column_stack([self.right, self.down])
-        x, y = np.linalg.solve(m, np.asarray(point, np.float64) - self.centre)
+        x, y = np.linalg.solve(self._axes, np.asarray(point, np.float64) - self.centre)
         return float(x), float(y)
 
 
@@ -118,11 +125,13 @@ def angle_diff(a: float, b: float) -> float:
     return min(d, 2 * math.pi - d)
 
 
-def linked_groups(items: Sequence[int], linked: Callable[[int, int], bool]
-                  ) -> list[list[int]]:
+def linked_groups(items: Sequence[int], linked: Callable[[int, int], bool], *,
+                  maybe: npt.NDArray[np.bool_] | None = None) -> list[list[int]]:
     """``items`` joined wherever ``linked(a, b)`` holds (each pair asked once, ``a``
     before ``b``), as groups: each in the items' order, groups in the order of their
-    first item (union-find)."""
+    first item (union-find). ``maybe`` (items × items, by position), when given, says
+    which pairs can be linked at all: a cheap, looser test (``within``) run on every
+    pair at once, so ``linked`` is asked only where it holds; the groups are the same."""
     parent = {i: i for i in items}
 
     def find(i: int) -> int:
@@ -132,13 +141,38 @@ def linked_groups(items: Sequence[int], linked: Callable[[int, int], bool]
         return i
 
     for k, a in enumerate(items):
-        for b in items[k + 1:]:
+        later = (range(k + 1, len(items)) if maybe is None
+                 else (k + 1 + np.flatnonzero(maybe[k, k + 1:])).tolist())
+        for m in later:
+            b = items[m]
             if linked(a, b):
                 parent[find(a)] = find(b)
     groups: dict[int, list[int]] = {}
     for i in items:
         groups.setdefault(find(i), []).append(i)
     return list(groups.values())
+
+
+WITHIN_SLACK = 1.01
+"""``within`` widens each reach by this share (and a pixel): the distances it compares
+are computed for all pairs at once, and may differ in their last bits from those of an
+exact test on one pair; a reach 1 % longer keeps every pair that test could pass."""
+
+
+def within(frames: Sequence[Frame], reach: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """For each pair of ``frames`` (by position), whether the second's centre lies within
+    ``reach`` (pixels: one per frame, the first's, or one per pair) of the first's,
+    widened by ``WITHIN_SLACK``: the prefilter ``linked_groups`` takes as ``maybe``. A
+    pair tested exactly only when its centres are this close skips no pair that test
+    could join."""
+    if not frames:
+        return np.zeros((0, 0), bool)
+    centres = np.array([f.centre for f in frames], np.float64).reshape(-1, 2)
+    apart = np.sqrt(((centres[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2))
+    limit = np.asarray(reach, np.float64)
+    limit = (limit if limit.ndim == 2 else limit.reshape(-1, 1)) * WITHIN_SLACK + 1.0
+    out: npt.NDArray[np.bool_] = apart <= limit
+    return out
 
 
 def circular_groups(angles: Sequence[float], *, count: int | None = None,

@@ -33,6 +33,7 @@ from companion.readers.common import (
     linked_groups,
     marker_list,
     unsure,
+    within,
 )
 from companion.vision.detections import Detections
 from companion.vision.standing import is_ledge
@@ -140,8 +141,10 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
         return result
     quads = detections.quads.astype(np.float64)
     groups = _touching_image(quads, tiles)
-    standing = _standing(detections, quads, groups, _table_homography(markers, profile))
-    grids = _grids(quads, [g for g in groups if not set(g) & standing])
+    frames = {i: f for g in groups for i, f in _group_frames(quads, g).items()}
+    standing = _standing(detections, quads, groups, _table_homography(markers, profile),
+                         frames)
+    grids = _grids(quads, [g for g in groups if not set(g) & standing], frames)
     lines: list[str] = []
     for g, cells in enumerate(grids):
         r0 = min(r for r, _ in cells.values())
@@ -189,14 +192,16 @@ def _table_homography(markers: Sequence[Any], profile: Any) -> npt.NDArray[np.fl
 
 
 def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: list[list[int]],
-              plane: npt.NDArray[np.float64] | None) -> set[int]:
-    """Tiles standing on a rack, not lying on the table."""
+              plane: npt.NDArray[np.float64] | None,
+              frames: dict[int, Frame] | None = None) -> set[int]:
+    """Tiles standing on a rack, not lying on the table (``frames``: the groups'
+    ``_group_frames``, computed where needed unless given)."""
     flags = detections.data.get("standing")
     if flags is not None:
         return {i for g in groups for i in g if flags[i]}
     bands = detections.data.get("front")
     if bands is not None:  # judged rack by rack: its tiles stand side by side
-        rows = [i for g in groups if _one_row(quads, g) for i in g]
+        rows = [i for g in groups if _one_row(quads, g, frames) for i in g]
         upper = {i for rack in _side_by_side(quads, rows)
                  if is_ledge([bands[i] for i in rack]) for i in rack}
         upper |= _turned_on_rack(quads, groups, upper)
@@ -205,7 +210,7 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
     if plane is not None:
         return _off_plane(quads, groups, plane)
     candidates = [g for g in groups if len(g) >= 3]
-    rows = sorted((g for g in candidates if _one_row(quads, g)), key=len,
+    rows = sorted((g for g in candidates if _one_row(quads, g, frames)), key=len,
                   reverse=True)[:RACK_CANDIDATES]
     best: tuple[float, list[int], npt.NDArray[np.float64]] | None = None
     for rack in rows:  # the plane fitted without each candidate row in turn
@@ -277,8 +282,12 @@ def _lower_tier(quads: npt.NDArray[np.float64], tiles: list[int], upper: set[int
 
 
 def _side_by_side(quads: npt.NDArray[np.float64], tiles: list[int]) -> list[list[int]]:
-    """Standing tiles in racks: each next to the other along its width (``BESIDE_*``)."""
+    """Standing tiles in racks: each next to the other along its width (``BESIDE_*``;
+    only pairs whose centres lie within that step and offset of each other are tested:
+    ``common.within``)."""
     frames = {i: frame(quads[i]) for i in tiles}
+    own = [frames[i] for i in tiles]
+    reach = [BESIDE_STEP[1] * f.width + BESIDE_ACROSS * f.height for f in own]
 
     def beside(a: int, b: int) -> bool:
         fa, fb = frames[a], frames[b]
@@ -287,7 +296,7 @@ def _side_by_side(quads: npt.NDArray[np.float64], tiles: list[int]) -> list[list
         x, y = fa.local(fb.centre)
         return BESIDE_STEP[0] <= abs(x) <= BESIDE_STEP[1] and abs(y) <= BESIDE_ACROSS
 
-    return linked_groups(tiles, beside)
+    return linked_groups(tiles, beside, maybe=within(own, reach))
 
 
 def _shape_errors(quads: npt.NDArray[np.float64], h: npt.NDArray[np.float64]
@@ -373,13 +382,21 @@ def _off_plane(quads: npt.NDArray[np.float64], groups: list[list[int]],
     return out
 
 
+TOUCH_REACH = 1.6
+"""Tiles whose centres lie further apart than this many of the first's longer side are
+not tested for touching (a neighbour's centre lies a pitch away, 1.0-1.3 sides)."""
+
+
 def _touching_image(quads: npt.NDArray[np.float64], tiles: list[int]) -> list[list[int]]:
-    """Groups of tiles touching side to side, judged in each tile's own image frame."""
+    """Groups of tiles touching side to side, judged in each tile's own image frame
+    (pairs ``TOUCH_REACH`` apart are screened out for all pairs at once first:
+    ``common.within``)."""
     frames = {i: frame(quads[i]) for i in tiles}
+    own = [frames[i] for i in tiles]
 
     def touching(a: int, b: int) -> bool:
         fa, fb = frames[a], frames[b]
-        if np.linalg.norm(fb.centre - fa.centre) > 1.6 * max(fa.width, fa.height):
+        if np.linalg.norm(fb.centre - fa.centre) > TOUCH_REACH * max(fa.width, fa.height):
             return False
         turned = abs(math.remainder(fa.angle - fb.angle, math.pi))
         if turned > ALIGNED_AXIS:
@@ -390,7 +407,8 @@ def _touching_image(quads: npt.NDArray[np.float64], tiles: list[int]) -> list[li
                               across=ALIGNED_ACROSS) is not None
         return _neighbour(step) is not None
 
-    return linked_groups(tiles, touching)
+    return linked_groups(tiles, touching, maybe=within(
+        own, [TOUCH_REACH * max(f.width, f.height) for f in own]))
 
 
 def _shared(frames: list[Frame], centre: npt.NDArray[np.float64]) -> Frame:
@@ -427,16 +445,27 @@ def _neighbour(xy: tuple[float, float], *, gap: float = TOUCH_GAP,
     return int(step[0]), int(step[1])
 
 
-def _one_row(quads: npt.NDArray[np.float64], group: list[int]) -> bool:
-    """Whether a touching group's tiles snap to a single row of cells."""
-    return len({r for r, _ in _snap_image(quads, group).values()}) == 1
+def _one_row(quads: npt.NDArray[np.float64], group: list[int],
+             frames: dict[int, Frame] | None = None) -> bool:
+    """Whether a touching group's tiles snap to a single row of cells (``frames`` as
+    ``_snap_image``)."""
+    return len({r for r, _ in _snap_image(quads, group, frames).values()}) == 1
 
 
 def _group_frames(quads: npt.NDArray[np.float64], group: list[int]) -> dict[int, Frame]:
     """Each tile of a group in the group's shared frame (its tiles' axes averaged, each
-    tile at its own centre): steadier than the tile's own."""
+    tile at its own centre): steadier than the tile's own. The axes are the group's, the
+    same for every tile: averaged once."""
     own = [frame(quads[i]) for i in group]
-    return {i: _shared(own, f.centre) for i, f in zip(group, own, strict=True)}
+    shared = _shared(own, own[0].centre)
+    return {i: Frame(np.asarray(f.centre, np.float64), shared.right, shared.down)
+            for i, f in zip(group, own, strict=True)}
+
+
+NEIGHBOUR_REACH = max(PITCH / TILE) + max(TOUCH_GAP, TOUCH_OVERLAP) + TOUCH_ACROSS
+"""No side neighbour (``_neighbour``) lies further from a tile's centre than this many of
+its frame's longer side (a pitch, the gap or overlap along, the offset across): the
+walk of ``_snap_image`` tests only the tiles this close (``common.within``)."""
 
 
 def _snap_image(quads: npt.NDArray[np.float64], group: list[int],
@@ -444,12 +473,16 @@ def _snap_image(quads: npt.NDArray[np.float64], group: list[int],
     """Cells of a touching group, walking from tile to neighbour in the group's shared
     frame (``_group_frames``, computed here unless given)."""
     frames = frames if frames is not None else _group_frames(quads, group)
+    own = [frames[i] for i in group]
+    near = within(own, [NEIGHBOUR_REACH * max(f.width, f.height) for f in own])
+    place = {i: k for k, i in enumerate(group)}
     cells: Cells = {group[0]: (0, 0)}
     todo = [group[0]]
     while todo:
         a = todo.pop()
         ra, ca = cells[a]
-        for b in group:
+        for m in np.flatnonzero(near[place[a]]).tolist():
+            b = group[m]
             if b in cells:
                 continue
             step = _neighbour(frames[a].local(frames[b].centre))
@@ -459,12 +492,15 @@ def _snap_image(quads: npt.NDArray[np.float64], group: list[int],
     return cells
 
 
-def _grids(quads: npt.NDArray[np.float64], groups: list[list[int]]) -> list[Cells]:
+def _grids(quads: npt.NDArray[np.float64], groups: list[list[int]],
+           frames: dict[int, Frame] | None = None) -> list[Cells]:
     """Groups snapped to cells; groups on one lattice near each other share a grid. The
     tiles of a group that no walk from its first tile reaches (they touch it, but off
     its lattice: dev 60601 normal, an o1 half a tile down from the o2 it touches) are
-    snapped as a group of their own, never left out."""
-    frames = {i: f for g in groups for i, f in _group_frames(quads, g).items()}
+    snapped as a group of their own, never left out. ``frames``: the groups'
+    ``_group_frames`` (computed here unless given)."""
+    if frames is None:
+        frames = {i: f for g in groups for i, f in _group_frames(quads, g).items()}
     grids: list[Cells] = []
     todo = sorted(groups, key=len, reverse=True)
     while todo:
@@ -486,8 +522,7 @@ def _grids(quads: npt.NDArray[np.float64], groups: list[list[int]]) -> list[Cell
 def _join(frames: dict[int, Any], grid: Cells, cells: Cells) -> Cells | None:
     """The group's cells on the grid's lattice, if the group lies on it (seen from the
     grid's nearest tile), near it and touching none of its tiles."""
-    a, b = min(((a, b) for a in grid for b in cells), key=lambda ab: float(
-        np.linalg.norm(frames[ab[0]].centre - frames[ab[1]].centre)))
+    a, b = _nearest_pair(frames, list(grid), list(cells))
     fa, fb = frames[a], frames[b]
     if abs(math.remainder(fa.angle - fb.angle, math.pi)) > SAME_AXIS:
         return None
@@ -505,6 +540,21 @@ def _join(frames: dict[int, Any], grid: Cells, cells: Cells) -> Cells | None:
         if {(r, c), (r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)} & taken:
             return None
     return out
+
+
+def _nearest_pair(frames: dict[int, Any], first: list[int], second: list[int]
+                  ) -> tuple[int, int]:
+    """The pair (one of ``first``, one of ``second``) whose centres lie nearest, the
+    first such in their order: the distances of all pairs are computed at once, and only
+    the pairs within a hair of the least are measured again one by one (as the pairs
+    were once all measured), so a last-bit difference cannot change which is taken."""
+    one = np.array([frames[i].centre for i in first], np.float64).reshape(-1, 2)
+    two = np.array([frames[i].centre for i in second], np.float64).reshape(-1, 2)
+    apart = np.sqrt(((one[:, None, :] - two[None, :, :]) ** 2).sum(axis=2))
+    close = np.argwhere(apart <= apart.min() * (1 + 1e-9) + 1e-9)  # row-major: in order
+    pairs = [(first[int(r)], second[int(c)]) for r, c in close]
+    return min(pairs, key=lambda ab: float(
+        np.linalg.norm(frames[ab[0]].centre - frames[ab[1]].centre)))
 
 
 def _racks(quads: npt.NDArray[np.float64], groups: list[list[int]]) -> list[list[int]]:

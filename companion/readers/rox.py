@@ -38,6 +38,7 @@ from companion.readers.common import (
     seat_names,
     seats,
     unsure,
+    within,
 )
 from companion.vision.detections import Detections
 
@@ -372,7 +373,9 @@ def _rows(frames: dict[int, Frame], cards: list[int], oriented: bool = True
             return 1, abs(abs(y) - 1.0) + abs(x), y > 0
         return None
 
-    kept = _one_axis(cards, near)
+    sizes = np.array([max(frames[i].width, frames[i].height) for i in cards], np.float64)
+    kept = _one_axis(cards, near, maybe=within(
+        [frames[i] for i in cards], NEAR_REACH * (sizes[:, None] + sizes[None, :]) / 2))
 
     def touching(a: int, b: int) -> bool:
         return (a, b) in kept
@@ -401,20 +404,32 @@ def _pair_frame(a: Frame, b: Frame) -> Frame:
     return Frame(a.centre, mean_side(a.right), mean_side(a.down))
 
 
+NEAR_REACH = TOUCH[1] + ACROSS
+"""No card lies beside another (``_rows``' ``near``) further from its centre than this
+many of the two cards' mean longer side (``_pair_frame``'s sides are at most that):
+only the pairs this close are tested (``common.within``)."""
+
+
 def _one_axis(cards: list[int],
-              near: Callable[[int, int], tuple[int, float, bool] | None]
-              ) -> set[tuple[int, int]]:
+              near: Callable[[int, int], tuple[int, float, bool] | None], *,
+              maybe: npt.NDArray[np.bool_] | None = None) -> set[tuple[int, int]]:
     """The pairs of cards (both ways) that touch in a row: pairs that lie beside each
     other seen from both (``near``), each kept only if it runs along the axis each
     card's earlier links took. Pairs that carry a line on are taken first (one of the
     two cards has a neighbour on its other side along the same axis: a row is straight),
     then the rest, snuggest first. Two rows at a slight angle to each other come within
     a card's reach at one end, and two rows laid side by side touch all along; such
-    cards lie beside each other across their rows' axis, and are not linked."""
+    cards lie beside each other across their rows' axis, and are not linked. ``maybe``
+    (cards × cards, by position), when given, says which pairs can lie beside each other
+    at all (a looser test on every pair at once: ``common.within``); only those are
+    asked."""
     pairs = []
     sides: dict[tuple[int, int], set[bool]] = {}  # (card, axis) -> sides with a neighbour
     for k, a in enumerate(cards):
-        for b in cards[k + 1:]:
+        later = (range(k + 1, len(cards)) if maybe is None
+                 else (k + 1 + np.flatnonzero(maybe[k, k + 1:])).tolist())
+        for m in later:
+            b = cards[m]
             ab, ba = near(a, b), near(b, a)
             if ab is not None and ba is not None:
                 pairs.append((ab[1] + ba[1], a, b, ab[0], ba[0]))

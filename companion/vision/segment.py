@@ -161,13 +161,15 @@ def predict(image: npt.NDArray[np.uint8], *, path: Path = MODEL_PATH
     ph, pw = -h % STRIDE, -w % STRIDE
     if ph or pw:
         small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
-    x = (small.astype(np.float32) * np.float32(1 / 255.0)).transpose(2, 0, 1)[None]
-    logits = load_locator(path).run(None, {"image": np.ascontiguousarray(x)})[0][0, :, :h, :w]
+    x = np.ascontiguousarray(small.transpose(2, 0, 1)[None], dtype=np.float32)
+    x *= np.float32(1 / 255.0)  # channels first, scaled in place: one copy, not three
+    logits = load_locator(path).run(None, {"image": x})[0][0, :, :h, :w]
     classes = logits[:len(CLASSES)]
     classes = np.exp(classes - classes.max(axis=0, keepdims=True))
     classes /= classes.sum(axis=0, keepdims=True)
     whole = 1 / (1 + np.exp(-logits[len(CLASSES):]))
-    out: npt.NDArray[np.float32] = np.concatenate([classes, whole]).astype(np.float32)
+    out: npt.NDArray[np.float32] = np.concatenate([classes, whole]).astype(np.float32,
+                                                                          copy=False)
     return out
 
 
@@ -191,7 +193,8 @@ def locate_learned(image: npt.NDArray[np.uint8], *, game: str, path: Path = MODE
     if game == "catbox":
         found = _with_board_tokens(image, found)
     if markers and len(found):
-        found = found.select([i for i in found if not _on_marker(found.quads[i], markers)])
+        grown = _grown_markers(markers)
+        found = found.select([i for i in found if not _on_marker(found.quads[i], grown)])
     return _without_slivers(found)
 
 
@@ -363,14 +366,23 @@ def _with_board_tokens(image: npt.NDArray[np.uint8], found: Detections) -> Detec
         confidences=np.ones(len(tokens), np.float32))])
 
 
-def _on_marker(quad: npt.NDArray[np.float32], markers: Sequence[Marker]) -> bool:
-    """Whether the quad's centre lies on one of the markers (grown by a quarter: the
-    white margin printed around it)."""
-    centre = quad.mean(axis=0)
+def _grown_markers(markers: Sequence[Marker]) -> list[npt.NDArray[np.float32]]:
+    """Each marker's corners grown by a quarter about its centre (the white margin
+    printed around it), for ``_on_marker``: made once per photo, not once per piece."""
+    out = []
     for marker in markers:
         corners = np.asarray(marker.corners, np.float32).reshape(4, 2)
-        grown = corners.mean(axis=0) + (corners - corners.mean(axis=0)) * 1.25
-        if cv2.pointPolygonTest(grown, (float(centre[0]), float(centre[1])), False) >= 0:
+        out.append(corners.mean(axis=0) + (corners - corners.mean(axis=0)) * 1.25)
+    return out
+
+
+def _on_marker(quad: npt.NDArray[np.float32], grown: Sequence[npt.NDArray[np.float32]]
+               ) -> bool:
+    """Whether the quad's centre lies on one of the markers ``grown`` by their margin
+    (``_grown_markers``)."""
+    centre = quad.mean(axis=0)
+    for outline in grown:
+        if cv2.pointPolygonTest(outline, (float(centre[0]), float(centre[1])), False) >= 0:
             return True
     return False
 

@@ -415,8 +415,12 @@ def _ab(bgr: Sequence[int]) -> npt.NDArray[np.float32]:
 def _warp(image: Image, quad: Quad, size: tuple[int, int]) -> Image:
     w, h = size
     dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
-    m = cv2.getPerspectiveTransform(quad.astype(np.float32), dst)
-    out: Image = cv2.warpPerspective(image, m, (w, h), flags=cv2.INTER_LINEAR,
+    return _warp_by(image, cv2.getPerspectiveTransform(quad.astype(np.float32), dst), size)
+
+
+def _warp_by(image: Image, m: Any, size: tuple[int, int]) -> Image:
+    """``image`` warped by the homography ``m`` to a ``size`` (w, h) crop (``_warp``)."""
+    out: Image = cv2.warpPerspective(image, m, size, flags=cv2.INTER_LINEAR,
                                      borderMode=cv2.BORDER_REPLICATE)
     return out
 
@@ -899,13 +903,18 @@ def _box_model(image: Image, placed: Placed) -> npt.NDArray[np.float64] | None:
 
 def box_crops(image: Image, placed: Placed, size: tuple[int, int]) -> list[Image]:
     """Each placed box cut out upright at ``size`` with a margin of ``BOX_MARGIN`` (a
-    cross runs over the box's edge): what the box model reads, and is trained on."""
-    out = []
+    cross runs over the box's edge): what the box model reads, and is trained on. The
+    grown outlines are worked for all boxes at once (the same steps on each box's
+    corners as one by one: the same bits), then warped one by one (``_warp``)."""
+    if not placed:
+        return []
+    quads = np.stack([np.asarray(q) for _, _, q in placed])
+    centres = quads.mean(axis=1, keepdims=True)
+    grown = (centres + (quads - centres) * (1 + 2 * BOX_MARGIN)).astype(np.float32)
+    w, h = size
+    dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
     with _one_cv_thread():
-        for _, _, q in placed:
-            centre = q.mean(axis=0)
-            out.append(_warp(image, (centre + (q - centre) * (1 + 2 * BOX_MARGIN)).astype(
-                np.float32), size))
+        out = [_warp_by(image, cv2.getPerspectiveTransform(q, dst), size) for q in grown]
     return out
 
 
@@ -918,8 +927,14 @@ def _one_cv_thread() -> Iterator[None]:
     (``read_sheet``): its ECC fits warp a 240×170 template each iteration, and on the 176
     dev sheets of 61700+60 normal and 61760+30 hard (replayed, interleaved) one thread
     took 10 % less CPU (33.4 -> 29.9 s) in the same wall time (30.8 -> 30.6 s), the
-    boxes the same to the bit."""
+    boxes the same to the bit. Already on one thread (the box crops within a sheet's
+    reading), nothing is set: OpenCV remakes its thread pool on every setNumThreads,
+    even to the count it has, and the 7 such calls a Qwixx photo made cost 12 ms of
+    wall time (0.2 ms CPU; dev 61940+20 normal)."""
     threads = cv2.getNumThreads()
+    if threads == 1:
+        yield
+        return
     cv2.setNumThreads(1)
     try:
         yield

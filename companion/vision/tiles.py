@@ -223,8 +223,10 @@ def tile_sized(read: Detections, balanced: Image, model: Model) -> Detections:
                          - (a + b) / 2)
                     tries.append((i, portrait_first(np.array([p, p + a, p + a + b, p + b],
                                                              np.float32), model.size)))
-    tries = [(i, outline) for i, outline in tries if not any(
-        quad_iou(outline, read.quads[k]) >= STEP_OVERLAP for k in tiles if k != i)]
+    others = [read.quads[k] for k in tiles]  # only those within reach can overlap
+    within = within_reach([t for _, t in tries], *reach_circles(others))
+    tries = [(i, outline) for (i, outline), ks in zip(tries, within, strict=True) if not any(
+        tiles[k] != i and quad_iou(outline, others[k]) >= STEP_OVERLAP for k in ks)]
     return with_readings(read, model, surer_readings(read, balanced, model, tries))
 
 
@@ -483,13 +485,15 @@ def missed_beside_sure(read: Detections, balanced: Image, model: Model) -> Detec
     near_tiles = within_reach(steps, *reach_circles(taken))
     near_steps = within_reach(steps, *reach_circles(steps))
     kept: list[int] = []  # steps taken as tries, in order: each shadows the later ones
+    kept_set: set[int] = set()  # the same, to ask whether a step is kept
     for m, moved in enumerate(steps):
         centre = tuple(float(v) for v in moved.mean(axis=0))
         if not any(cv2.pointPolygonTest(o, centre, False) >= 0
                    or quad_iou(moved, o) >= STEP_OVERLAP
                    for o in [taken[k] for k in near_tiles[m]]
-                   + [steps[k] for k in near_steps[m] if k in kept]):
+                   + [steps[k] for k in near_steps[m].tolist() if k in kept_set]):
             kept.append(m)
+            kept_set.add(m)
     tries = [steps[m] for m in kept]
     usual = np.median(face_colours(balanced, [read.quads[i] for i in sure]), axis=0)
     tries = [t for t, face in zip(tries, face_colours(balanced, tries), strict=True)

@@ -432,3 +432,21 @@ def test_a_set_with_fewer_seats_than_players_is_looked_at_again() -> None:
     assert {3, 10, 11} <= set(found)
     for marker_id, marker in found.items():
         assert np.linalg.norm(marker.centre - truth[marker_id]) < 4, marker_id
+
+
+def test_the_screen_of_squares_looked_at_keeps_every_near_one() -> None:
+    """``_near_seen`` keeps every square already looked at that the exact test of
+    ``_blurred_markers`` (float32 distance under 0.15 of the larger side) finds near."""
+    from companion.calibration.markers import _near_seen
+
+    rng = np.random.default_rng(9)
+    seen = [(rng.uniform(0, 200, 2).astype(np.float32), float(rng.uniform(5, 60)))
+            for _ in range(300)]
+    rows = np.array([(*c, s) for c, s in seen], np.float64)
+    for _ in range(300):
+        centre = rng.uniform(0, 200, 2).astype(np.float32)
+        side = float(rng.uniform(5, 60))
+        exact = {k for k, (c, s) in enumerate(seen)
+                 if np.linalg.norm(c - centre) < 0.15 * max(side, s)}
+        kept = set(_near_seen(rows, centre, side))
+        assert exact <= kept and len(kept) <= len(exact) + 3

@@ -248,3 +248,43 @@ def test_a_turned_outline_touches_only_right_on_its_pitch() -> None:
     assert sorted(_touching_image(pair(20.0, 0.2), [0, 1])) == [[0], [1]]
     assert sorted(_touching_image(pair(30.0, 0.0), [0, 1])) == [[0], [1]]
     assert _touching_image(pair(15.0, 0.2), [0, 1]) == [[0, 1]]  # within TOUCH_AXIS
+
+
+def test_touching_groups_are_those_of_every_pair_tested(monkeypatch) -> None:
+    """The distance screens (``common.within``) before the exact tests of tiles
+    touching, standing side by side and stepping to a neighbour drop no pair those tests
+    join: the grids and racks equal those read with every pair tested, on located-like
+    outlines (corners jittered by up to 3 px)."""
+    import companion.readers.nummix as nummix
+
+    rng = np.random.default_rng(5)
+    for scene in scenes("normal", range(8)):
+        dets = detections_from_scene(scene)
+        dets = dets.with_fields(quads=(dets.quads + rng.uniform(
+            -3, 3, dets.quads.shape)).astype(np.float32))
+        screened = read_scene(scene, dets)
+        with monkeypatch.context() as patched:
+            patched.setattr(nummix, "within", lambda found, reach: np.ones(
+                (len(found), len(found)), bool))  # no screen: every pair tested
+            every_pair = read_scene(scene, dets)
+        assert screened.state == every_pair.state, scene.seed
+        assert screened.roles == every_pair.roles, scene.seed
+        assert screened.extra == every_pair.extra, scene.seed
+
+
+def test_the_distance_screen_keeps_every_point_within_its_frame_bounds() -> None:
+    """``common.within`` with a reach of a·width + b·height keeps every centre that lies
+    within a sides along and b across a frame (any slant, any size): the bound each
+    reader's screen rests on."""
+    from companion.readers.common import Frame, within
+
+    rng = np.random.default_rng(6)
+    for _ in range(200):
+        right = rng.normal(size=2) * rng.uniform(5, 80)
+        down = np.array([-right[1], right[0]]) * rng.uniform(0.5, 2) + rng.normal(size=2) * 3
+        first = Frame(rng.uniform(0, 1000, 2), right, down)
+        a, b = rng.uniform(0, 2), rng.uniform(0, 2)
+        x, y = rng.uniform(-a, a), rng.uniform(-b, b)
+        second = Frame(first.centre + x * right + y * down, right, down)
+        keep = within([first, second], [a * first.width + b * first.height] * 2)
+        assert keep[0, 1]

@@ -404,3 +404,24 @@ def test_a_scoring_card_read_with_middling_confidence_is_unknown() -> None:
     sure = read_at(SCORING_SURE)
     assert not [u for u in sure.unknown if u["piece"] == first]
     assert sorted(sure.state["scoring_cards"]) == sorted(scene.state["scoring_cards"])
+
+
+def test_rows_are_those_of_every_pair_tested(monkeypatch) -> None:
+    """The distance screen (``common.within``, ``NEAR_REACH``) before the exact test of
+    two cards lying beside each other drops no pair: the rows equal those found with
+    every pair tested, on located-like outlines (corners jittered by up to 3 px)."""
+    import companion.readers.rox as rox
+    from companion.readers.common import frame
+
+    rng = np.random.default_rng(7)
+    for scene in scenes("normal")[:6]:
+        dets = detections_from_scene(scene)
+        quads = (dets.quads + rng.uniform(-3, 3, dets.quads.shape)).astype(np.float64)
+        cards = [i for i in dets if dets.kinds[i] == "rox_card"]
+        frames = {i: frame(quads[i]) for i in cards}
+        with monkeypatch.context() as patched:
+            patched.setattr(rox, "within", lambda found, reach: np.ones(
+                (len(found), len(found)), bool))  # no screen: every pair tested
+            every_pair = rox._rows(frames, cards)
+        assert any(len(row) > 1 for row in every_pair)
+        assert rox._rows(frames, cards) == every_pair, scene.seed

@@ -13,6 +13,7 @@ from companion.vision.detections import (
     reach_circles,
     rectify,
     rotate_quad,
+    side_lengths,
     within_reach,
 )
 from companion.vision.strays import face_colours
@@ -80,3 +81,15 @@ def test_face_colours_are_the_median_of_each_crops_lighter_half() -> None:
         lab = cv2.cvtColor(crop, cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(np.float64)
         expected = np.median(lab[lab[:, 0] >= np.median(lab[:, 0])], axis=0)
         assert np.array_equal(face, expected)
+
+
+def test_rotate_quad_and_side_lengths_match_rolling_the_corners() -> None:
+    """Corners taken by index give what ``np.roll`` gives, for any number of turns."""
+    rng = np.random.default_rng(8)
+    for turns in range(-6, 7):
+        quad = rng.uniform(0, 500, (4, 2))
+        rolled = np.roll(quad.astype(np.float32), -turns, axis=0)
+        assert rotate_quad(quad, turns).dtype == np.float32
+        assert np.array_equal(rotate_quad(quad, turns), rolled)
+        assert np.array_equal(side_lengths(quad),
+                              np.linalg.norm(np.roll(quad, -1, axis=0) - quad, axis=1))

@@ -516,3 +516,27 @@ def test_a_foul_row_is_not_moved_onto_the_blue_row() -> None:
     crossed = [[b["value"] for b in row if b["crossed"] and b["confidence"] >= 0.5]
                for row in fouls]
     assert len(fouls) == 1 and 1 not in crossed[0] and 2 not in crossed[0], crossed
+
+
+def test_box_crops_are_each_box_grown_and_warped_alone(rendered) -> None:
+    """The boxes' outlines grown all at once (``box_crops``) crop what each box grown
+    and warped by itself crops, to the bit."""
+    import cv2
+
+    from companion.vision.sheet import BOX_MARGIN, _placed, box_crops
+
+    scene, piece, _ = rendered[0]
+    image = scene.image
+    placed = _placed(np.asarray(piece.quad, np.float32).reshape(4, 2))
+    size = (24, 24)
+    dst = np.float32([[0, 0], [24, 0], [24, 24], [0, 24]])
+    alone = []
+    for _, _, q in placed:
+        centre = q.mean(axis=0)
+        grown = (centre + (q - centre) * (1 + 2 * BOX_MARGIN)).astype(np.float32)
+        alone.append(cv2.warpPerspective(image, cv2.getPerspectiveTransform(grown, dst), size,
+                                         flags=cv2.INTER_LINEAR,
+                                         borderMode=cv2.BORDER_REPLICATE))
+    together = box_crops(image, placed, size)
+    assert len(together) == len(placed) > 40
+    assert all(np.array_equal(a, b) for a, b in zip(alone, together, strict=True))
