@@ -7,8 +7,9 @@ table's own colour, paler), so a pixel is off the table when it lies far from th
 from grey to the tint, not merely far from the tint. A large connected patch of such
 pixels that is no located piece, and has a skin's hue, is a hand. Skin on a wooden table
 shares its tint: there a hand is told by being far lighter than the table, with a sharp
-outline (a glare spot is as light but soft). A hand darker than its wooden table, or an
-object of another colour, is missed: a cover is reported when seen, never guessed.
+outline (a glare spot is as light but soft); a hand darker than its table of its own
+tint, by being far darker with a sharp outline (a shadow is as dark but soft). An object
+of another colour than skin is missed: a cover is reported when seen, never guessed.
 """
 
 from __future__ import annotations
@@ -81,6 +82,18 @@ not found). Dev 60400-60459 normal: hands on cloth found 19 -> 22 of 23; 60600-6
 on wood 10 -> 12 of 27; 60500-60559 hard: on wood 8 -> 9; none where there was no hand.
 At 90 the held-out real photo of an empty rack on a warm marble (hue 74-90, far lighter
 than the black rack that fills most of it) passed for a hand."""
+MIN_DARKER = 40.0
+DARKER_SPREAD = 4.0
+"""A hand darker than a table of its own tint (a dark hand on a pale tan table) is told
+the same way (when no other way found one): a patch of skin-hued pixels darker than the
+table's median L* by MIN_DARKER, or DARKER_SPREAD times the table's own spread, with a
+sharp outline (SHARP_OUTLINE: a shadow is as dark but soft). Dev, five games, hands
+found: 61700-61759 normal 49 -> 53 of 79 (Nox 61723: a dark hand over a kitty's stack
+on a tan table, the reading claimed to be whole), 60600-60659 normal 53 -> 56 of 81,
+61940-61999 normal 41 -> 41 of 60, 60500-60549 hard 74 -> 79 of 120; none found where
+there was no hand (~1150 scenes), none on the 179 real photos (their black racks have
+no skin's colour); the same at 25 and 60. Photo -> state, Nox and Rox 61700-61759
+normal and 60500-60549 hard: exact unchanged, the hand in 61723 now said."""
 SHARP_OUTLINE = 10.0
 """Such a lighter patch is a hand only when sharp: the 90th percentile of its L*
 steepness (per pixel at COVER_VIEW_WIDTH, over the patch and its rim) this or more. A
@@ -129,6 +142,17 @@ def covered_regions(image: npt.NDArray[np.uint8], detections: Detections, *,
             pale = pale.astype(np.uint8)
             pale = cv2.morphologyEx(pale, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
             regions = _hands(pale, tint, chroma, PALE_SKIN_HUE, scale, light=light)
+    if not regions:  # a hand darker than its table of skin's tint
+        light = lab[..., 0]
+        usual, spread = _median_and_spread(light, coloured)
+        darker = (light < usual - max(MIN_DARKER, DARKER_SPREAD * spread)) & seen
+        if darker.sum() >= MIN_COVER_SHARE * darker.size:
+            dark = darker & (chroma >= SKIN_CHROMA)
+            hue = np.degrees(np.arctan2(tint[dark, 1], tint[dark, 0]))
+            dark[dark] = (hue >= SKIN_HUE[0]) & (hue <= SKIN_HUE[1])
+            dark = cv2.morphologyEx(dark.astype(np.uint8), cv2.MORPH_OPEN,
+                                    np.ones((3, 3), np.uint8))
+            regions = _hands(dark, tint, chroma, SKIN_HUE, scale, light=light)
     return regions
 
 

@@ -69,6 +69,20 @@ def test_a_light_hand_on_dark_cloth_is_found_by_its_lightness() -> None:
     assert doc["complete"] is False
 
 
+def test_a_dark_hand_on_a_pale_table_of_its_tint_is_found_by_its_darkness() -> None:
+    """Dev 61723 (Nox, normal): a dark hand over a kitty's stack on a pale tan table of
+    skin's tint, neither off the table's tint nor lighter: it is found as a far darker
+    patch with a sharp outline, so the reading no longer passes as whole."""
+    scene = render_scene("nox", seed=61723, difficulty="normal")
+    assert scene.camera["hand"]
+    players, _ = given_names(scene)
+    doc = read_photo(scene.image, game="nox", players=players).to_json()
+    (region,) = [u["region"] for u in doc["unknown"] if u["what"] == "table"]
+    xs = [x for x, _ in region]
+    assert min(xs) > 800  # the hand comes in from the right edge
+    assert doc["complete"] is False
+
+
 def test_a_piece_at_the_edge_of_a_hand_is_left_unread() -> None:
     """Dev 61609 (Nox, hard): a finger outlined as a card and read 1 at 0.96, its
     centre just outside the hand's outline (which stops at the located pieces): within
