@@ -114,6 +114,16 @@ SHIFT_SURE = 0.9
 """and is this much or more: a sheet under a hand reads unsure everywhere (hard dev
 scenes 61801, 61819: 0.70 -> 0.78 and 0.62 -> 0.76; blurred sheets moved right:
 0.95-0.98)."""
+SHIFT_CORNER = 0.1
+"""After the grid, each corner of the surest place is moved this share of a column along
+and of a row across (``_surest_corners``), the surest of those 16 kept, then the same
+again (half as far if no move was surer) for ``SHIFT_CORNER_ROUNDS`` rounds. Dev scenes
+(61600, 61700, 61940 + 0-59 normal, 61900 + 0-59 hard; 39 of 467 sheets searched):
+coloured boxes read surely wrong 104 -> 101, unsure 1072 -> 1060 (61638: red 2 and
+green 9 read wrong at a fit 3 px off, right after), newly wrong 2 (61718: a sheet
+fitted 42 px off, 11 boxes already wrong; red 9, green 10 unsure -> wrong at 0.7, 0.8).
+A step of 0.2 or 4 rounds wandered further on sheets fitted far off (wrong 105, 103)."""
+SHIFT_CORNER_ROUNDS = 2
 
 
 @dataclass(frozen=True)
@@ -581,7 +591,8 @@ def _surest_shift(image: Image, upright: Quad, crossed: npt.ArrayLike) -> Quad |
     unsure or wrong (dev scenes 61804, 61815, 61817: boxes 8-10 px wide, fits 2-4 px off,
     read right at the surest place). A grid of ``SHIFT_STEPS[0]`` within
     ``SHIFT_REACH``, then one of ``SHIFT_STEPS[1]`` round its surest place, then that
-    place's height scaled by each of ``SHIFT_STRETCHES``; None when no
+    place's height scaled by each of ``SHIFT_STRETCHES``, then its corners moved one at a
+    time (``_surest_corners``); None when no
     coloured box is unsure, on a sheet under ``MOVE_MIN_ROW_PX``, without the box model,
     or when no place is ``SHIFT_GAIN`` surer than the fit and ``SHIFT_SURE``."""
     coloured = len(_pad_names()) - 4
@@ -602,19 +613,53 @@ def _surest_shift(image: Image, upright: Quad, crossed: npt.ArrayLike) -> Quad |
                        for b in (-1, 0, 1) if (a, b) != (0, 0)]
         else:
             offsets = [(x, y, f) for f in SHIFT_STRETCHES]
-        placed = [box for along, across, stretch in offsets
-                  for box in _placed(_shifted(upright, along, across, stretch=stretch)
-                                     )[:coloured]]
-        probs = _box_model(image, placed)
-        if probs is None:
+        sureness = _sureness(image, [_shifted(upright, along, across, stretch=stretch)
+                                     for along, across, stretch in offsets])
+        if sureness is None:
             return None
-        sureness = np.abs(2.0 * probs - 1.0).reshape(len(offsets), coloured).mean(axis=1)
         k = int(np.argmax(sureness))
         if sureness[k] > best[0]:
             best = (float(sureness[k]), *offsets[k])
-    if best[0] < max(here + SHIFT_GAIN, SHIFT_SURE):
+    surest, moved = _surest_corners(image, _shifted(upright, *best[1:3], stretch=best[3]),
+                                    best[0])
+    if surest < max(here + SHIFT_GAIN, SHIFT_SURE):
         return None
-    return _shifted(upright, best[1], best[2], stretch=best[3])
+    return moved
+
+
+def _sureness(image: Image, quads: Sequence[Quad]) -> npt.NDArray[np.float64] | None:
+    """The box model's mean sureness (0..1) of the pad's coloured rows' boxes placed from
+    each of the upright ``quads`` (None without the model)."""
+    coloured = len(_pad_names()) - 4
+    probs = _box_model(image, [box for quad in quads for box in _placed(quad)[:coloured]])
+    if probs is None:
+        return None
+    return np.abs(2.0 * probs - 1.0).reshape(len(quads), coloured).mean(axis=1)
+
+
+def _surest_corners(image: Image, upright: Quad, sure: float) -> tuple[float, Quad]:
+    """The pad's quad with its corners moved one at a time (``SHIFT_CORNER``) while the box
+    model grows surer of the coloured rows' boxes (``_sureness``; ``sure`` at ``upright``):
+    a fit can be off in perspective too, which no move and stretch of the whole quad
+    undoes. (the sureness, the quad)."""
+    step = SHIFT_CORNER
+    unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float64)
+    for _ in range(SHIFT_CORNER_ROUNDS):
+        h = _face_to_image(upright)
+        tried = []
+        for corner in range(4):
+            for along, across in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+                face = unit.copy()
+                face[corner] += (along * step * _column(), across * step * _row())
+                tried.append(cv2.perspectiveTransform(face.reshape(-1, 1, 2), h).reshape(
+                    4, 2).astype(np.float32))
+        sureness = _sureness(image, tried)
+        k = int(np.argmax(sureness)) if sureness is not None else -1
+        if sureness is not None and sureness[k] > sure:
+            sure, upright = float(sureness[k]), tried[k]
+        else:  # no corner move helps: try half as far
+            step /= 2
+    return sure, upright
 
 
 def _foul_refit(image: Image, upright: Quad, crossed: npt.ArrayLike
