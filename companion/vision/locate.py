@@ -147,7 +147,12 @@ at most this many times the layout's width (BOARD_FIT_VIEW)."""
 FIT_ITERATIONS = 60
 SCREEN_ITERATIONS = 20
 """ECC iterations of a board's fit to its cells; the other starts of a weak fit are
-screened with fewer, and only the best of them is fitted in full."""
+screened with fewer, at half size only (``_fit_to_cells(fine=False)``: the full-size
+step only polishes a fit the half-size one has placed), and only the best of them is
+fitted in full. Screening at half size only, dev Cat in the Box photo -> state: readings
+identical on 61940-61999, 61700-61759, 61600-61659 normal; on 60500-60549 and
+61900-61949 hard 3 of 100 differ, wrong either way (a board a column off, differently);
+CPU a photo median -27 to -42 ms (200 -> 173 ms at normal)."""
 COLUMN_STEPS = ((1, 0), (0, 1), (-1, 0), (0, -1))
 COLUMN_STEP_BELOW = 0.75
 COLUMN_STEP_ROUNDS = 3
@@ -586,8 +591,8 @@ def _better_start(image: Image, around: _FitCrop, starts: Sequence[npt.NDArray[n
     was kept."""
     if not len(starts):
         return best
-    screened = [_fit_to_cells(image, start, around=around, iterations=iterations, mend=mend)
-                for start in starts]
+    screened = [_fit_to_cells(image, start, around=around, iterations=iterations, mend=mend,
+                              fine=False) for start in starts]
     k = max(range(len(starts)), key=lambda i: screened[i][0])  # the first of the best
     if screened[k][0] < 0:  # none converged on the shared crop
         return best
@@ -716,7 +721,7 @@ def _start_correlation(image: Image, quad: npt.NDArray[np.float32]) -> float:
 
 def _fit_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
                   around: _FitCrop | None = None, iterations: int = FIT_ITERATIONS,
-                  mend: bool = True) -> tuple[float, npt.NDArray[np.float32]]:
+                  mend: bool = True, fine: bool = True) -> tuple[float, npt.NDArray[np.float32]]:
     """The upright board ``quad`` (top-left first, the number row along its first edge)
     moved onto the board's printed cells in the BGR ``image``: the homography that best
     correlates (OpenCV's ECC) how unlike the board's paper each pixel is with the
@@ -729,13 +734,15 @@ def _fit_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
     correlate best) and, with ``mend``, fitted again from a column longer at that end,
     still does (dev 60641 normal: the side lines' fit, a column short, 0.78 mended). The
     fit works on the photo ``around`` the board when given (``_fit_crop``), else on the
-    photo around ``quad``."""
+    photo around ``quad``. ``fine``: the fit's full-size step too (else the half-size
+    fit's correlation and quad: what a screen of starts needs, ``SCREEN_ITERATIONS``)."""
     shared = around
     if around is None:
         around = _fit_crop(image, quad)
     inputs = _fit_inputs(around, quad)
     try:
-        cc, fitted = _ecc_coarse_to_fine(inputs.unlike, inputs.to_image, iterations)
+        cc, fitted = _ecc_coarse_to_fine(inputs.unlike, inputs.to_image, iterations,
+                                         fine=fine)
     except cv2.error:
         return -1.0, np.asarray(quad, np.float32)
     if not cc >= BOARD_FIT_CC:
@@ -748,7 +755,7 @@ def _fit_to_cells(image: Image, quad: npt.NDArray[np.float32], *,
     if not mend:  # the board runs on past the grid: a column or more off
         return -1.0, np.asarray(quad, np.float32)
     return _fit_to_cells(image, _lengthened(out, int(before), int(after)),
-                         around=shared, iterations=iterations, mend=False)
+                         around=shared, iterations=iterations, mend=False, fine=fine)
 
 
 FINE_ITERATIONS = 10
@@ -762,18 +769,21 @@ in fewer than FIT_ITERATIONS mostly). Fitting at a smaller view instead
 
 
 def _ecc_coarse_to_fine(unlike: npt.NDArray[np.float32], to_image: npt.NDArray[np.float64],
-                        iterations: int) -> tuple[float, npt.NDArray[np.float32]]:
+                        iterations: int, *, fine: bool = True
+                        ) -> tuple[float, npt.NDArray[np.float32]]:
     """OpenCV's ECC homography from the board's layout (``_board_layout``) to ``unlike``
     (its correlation and the warp, layout to image pixels), ``iterations`` at half size
-    then FINE_ITERATIONS at full size."""
+    then, with ``fine``, FINE_ITERATIONS at full size."""
     half = np.diag([0.5, 0.5, 1.0])
     layout, small = _board_layout(), _half_board_layout()
     seen = cv2.resize(unlike, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
-    _, coarse = cv2.findTransformECC(
+    coarse_cc, coarse = cv2.findTransformECC(
         small, seen, (half @ to_image @ np.linalg.inv(half)).astype(np.float32),
         cv2.MOTION_HOMOGRAPHY,
         (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, iterations, 1e-4), None, 3)
     start = np.linalg.inv(half) @ coarse.astype(np.float64) @ half
+    if not fine:
+        return float(coarse_cc), start.astype(np.float32)
     cc, fitted = cv2.findTransformECC(
         layout, unlike, start.astype(np.float32), cv2.MOTION_HOMOGRAPHY,
         (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, FINE_ITERATIONS, 1e-4), None, 5)

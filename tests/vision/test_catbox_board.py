@@ -485,3 +485,25 @@ def test_the_best_screened_start_is_fitted_again_on_its_own_crop() -> None:
     assert _better_start(scene.image, around, starts, strong,
                          iterations=SCREEN_ITERATIONS) is strong
     assert _better_start(scene.image, around, [], weak, iterations=SCREEN_ITERATIONS) is weak
+
+
+def test_starts_are_screened_at_half_size_and_rank_as_their_full_fits() -> None:
+    """``_better_start`` screens the other starts at half size only (``fine=False``): a
+    start near the cells converges there, within a tenth of a cell of its full fit, and
+    screens better than one two columns off, as their full fits rank."""
+    from companion.vision.locate import SCREEN_ITERATIONS, _fit_crop, _fit_to_cells, _lengthened
+
+    scene = render_scene("catbox", seed=61003, difficulty="normal")
+    truth = _true_board(scene)
+    along = (truth[1] - truth[0]) / 9 * 0.94
+    near = (truth + 0.3 * along).astype(np.float32)
+    far = _lengthened(truth, 0, 2)
+    around = _fit_crop(scene.image, truth)
+    half = {k: _fit_to_cells(scene.image, q, around=around, iterations=SCREEN_ITERATIONS,
+                             fine=False) for k, q in (("near", near), ("far", far))}
+    full = {k: _fit_to_cells(scene.image, q, around=around, iterations=SCREEN_ITERATIONS)
+            for k, q in (("near", near), ("far", far))}
+    assert half["near"][0] > 0
+    off = float(np.linalg.norm(half["near"][1] - full["near"][1], axis=1).max())
+    assert off / _cell_width(truth) < 0.1
+    assert (half["near"][0] > half["far"][0]) == (full["near"][0] > full["far"][0])
