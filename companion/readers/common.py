@@ -141,9 +141,7 @@ def linked_groups(items: Sequence[int], linked: Callable[[int, int], bool], *,
         return i
 
     for k, a in enumerate(items):
-        later = (range(k + 1, len(items)) if maybe is None
-                 else (k + 1 + np.flatnonzero(maybe[k, k + 1:])).tolist())
-        for m in later:
+        for m in later_candidates(k, len(items), maybe):
             b = items[m]
             if linked(a, b):
                 parent[find(a)] = find(b)
@@ -151,6 +149,16 @@ def linked_groups(items: Sequence[int], linked: Callable[[int, int], bool], *,
     for i in items:
         groups.setdefault(find(i), []).append(i)
     return list(groups.values())
+
+
+def later_candidates(k: int, count: int, maybe: npt.NDArray[np.bool_] | None
+                     ) -> Iterable[int]:
+    """The positions after ``k`` (of ``count``) to pair with ``k``: all of them, or those
+    the screen ``maybe`` (``within``) lets through."""
+    if maybe is None:
+        return range(k + 1, count)
+    out: list[int] = (k + 1 + np.flatnonzero(maybe[k, k + 1:])).tolist()
+    return out
 
 
 WITHIN_SLACK = 1.01

@@ -33,6 +33,7 @@ from companion.readers.common import (
     assign,
     frame,
     indices,
+    later_candidates,
     linked_groups,
     names_unseated,
     seat_names,
@@ -426,9 +427,7 @@ def _one_axis(cards: list[int],
     pairs = []
     sides: dict[tuple[int, int], set[bool]] = {}  # (card, axis) -> sides with a neighbour
     for k, a in enumerate(cards):
-        later = (range(k + 1, len(cards)) if maybe is None
-                 else (k + 1 + np.flatnonzero(maybe[k, k + 1:])).tolist())
-        for m in later:
+        for m in later_candidates(k, len(cards), maybe):
             b = cards[m]
             ab, ba = near(a, b), near(b, a)
             if ab is not None and ba is not None:

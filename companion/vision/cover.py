@@ -131,29 +131,30 @@ def covered_regions(image: npt.NDArray[np.uint8], detections: Detections, *,
     off = ((off_line > step) & seen & ~washed).astype(np.uint8)
     off = cv2.morphologyEx(off, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     regions = _hands(off, tint, chroma, SKIN_HUE, scale)
-    if not regions:  # skin of the table's own tint: told by being far lighter
+    if not regions:  # skin of the table's own tint: told by being far lighter or darker
         light = lab[..., 0]
         usual, spread = _median_and_spread(light, coloured)
         lighter = (light > usual + max(MIN_LIGHTER, LIGHTER_SPREAD * spread)) & coloured
         if lighter.sum() >= MIN_COVER_SHARE * lighter.size:  # most photos: none so large
-            pale = lighter & (chroma >= SKIN_CHROMA)
-            hue = np.degrees(np.arctan2(tint[pale, 1], tint[pale, 0]))
-            pale[pale] = (hue >= PALE_SKIN_HUE[0]) & (hue <= PALE_SKIN_HUE[1])
-            pale = pale.astype(np.uint8)
-            pale = cv2.morphologyEx(pale, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-            regions = _hands(pale, tint, chroma, PALE_SKIN_HUE, scale, light=light)
-    if not regions:  # a hand darker than its table of skin's tint
-        light = lab[..., 0]
-        usual, spread = _median_and_spread(light, coloured)
-        darker = (light < usual - max(MIN_DARKER, DARKER_SPREAD * spread)) & seen
-        if darker.sum() >= MIN_COVER_SHARE * darker.size:
-            dark = darker & (chroma >= SKIN_CHROMA)
-            hue = np.degrees(np.arctan2(tint[dark, 1], tint[dark, 0]))
-            dark[dark] = (hue >= SKIN_HUE[0]) & (hue <= SKIN_HUE[1])
-            dark = cv2.morphologyEx(dark.astype(np.uint8), cv2.MORPH_OPEN,
-                                    np.ones((3, 3), np.uint8))
-            regions = _hands(dark, tint, chroma, SKIN_HUE, scale, light=light)
+            regions = _skin_hands(lighter, tint, chroma, PALE_SKIN_HUE, scale, light)
+        if not regions:  # a hand darker than its table of skin's tint
+            darker = (light < usual - max(MIN_DARKER, DARKER_SPREAD * spread)) & seen
+            if darker.sum() >= MIN_COVER_SHARE * darker.size:
+                regions = _skin_hands(darker, tint, chroma, SKIN_HUE, scale, light)
     return regions
+
+
+def _skin_hands(patch: npt.NDArray[np.bool_], tint: npt.NDArray[np.float32],
+                chroma: npt.NDArray[np.float32], hues: tuple[float, float], scale: float,
+                light: npt.NDArray[np.uint8]) -> list[npt.NDArray[np.float32]]:
+    """Hands (``_hands``, sharp outlines only) among the pixels of ``patch`` (far lighter
+    or darker than the table, of its own tint) that have a skin's hue (``hues``, at
+    ``SKIN_CHROMA``), opened to drop specks."""
+    skin = patch & (chroma >= SKIN_CHROMA)
+    hue = np.degrees(np.arctan2(tint[skin, 1], tint[skin, 0]))
+    skin[skin] = (hue >= hues[0]) & (hue <= hues[1])
+    opened = cv2.morphologyEx(skin.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    return _hands(opened, tint, chroma, hues, scale, light=light)
 
 
 def _median_and_spread(light: npt.NDArray[np.uint8], where: npt.NDArray[np.bool_]
