@@ -14,6 +14,8 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from companion.vision.detections import distances
+
 TABLE_DICTIONARY = cv2.aruco.DICT_4X4_50
 TABLE_CORNER_IDS: tuple[int, int, int, int] = (0, 1, 2, 3)
 """Top-left, top-right, bottom-right, bottom-left of the play area, as seen from above."""
@@ -432,7 +434,7 @@ def _near_seen(seen: npt.NDArray[np.float64], centre: npt.NDArray[np.float32], s
     test, whose float32 distances may differ from these in their last bits)."""
     if not len(seen):
         return []
-    apart = np.sqrt(((seen[:, :2] - centre.astype(np.float64)) ** 2).sum(axis=1))
+    apart = distances(seen[:, :2], centre)[:, 0]
     reach = 0.15 * np.maximum(side, seen[:, 2]) * 1.01 + 1e-6
     return np.flatnonzero(apart < reach).tolist()
 

@@ -18,7 +18,13 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.calibration.markers import SEAT_IDS, Marker
-from companion.vision.detections import JOINED, MIN_CONFIDENCE, Detections, quad_axes
+from companion.vision.detections import (
+    JOINED,
+    MIN_CONFIDENCE,
+    Detections,
+    distances,
+    quad_axes,
+)
 
 Vec = npt.NDArray[np.float64]
 
@@ -176,7 +182,7 @@ def within(frames: Sequence[Frame], reach: npt.ArrayLike) -> npt.NDArray[np.bool
     if not frames:
         return np.zeros((0, 0), bool)
     centres = np.array([f.centre for f in frames], np.float64).reshape(-1, 2)
-    apart = np.sqrt(((centres[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2))
+    apart = distances(centres, centres)
     limit = np.asarray(reach, np.float64)
     limit = (limit if limit.ndim == 2 else limit.reshape(-1, 1)) * WITHIN_SLACK + 1.0
     out: npt.NDArray[np.bool_] = apart <= limit

@@ -35,7 +35,7 @@ from companion.readers.common import (
     unsure,
     within,
 )
-from companion.vision.detections import Detections
+from companion.vision.detections import Detections, distances
 from companion.vision.standing import is_ledge
 
 TILE = np.array([27.0, 37.0])
@@ -550,7 +550,7 @@ def _nearest_pair(frames: dict[int, Any], first: list[int], second: list[int]
     were once all measured), so a last-bit difference cannot change which is taken."""
     one = np.array([frames[i].centre for i in first], np.float64).reshape(-1, 2)
     two = np.array([frames[i].centre for i in second], np.float64).reshape(-1, 2)
-    apart = np.sqrt(((one[:, None, :] - two[None, :, :]) ** 2).sum(axis=2))
+    apart = distances(one, two)
     close = np.argwhere(apart <= apart.min() * (1 + 1e-9) + 1e-9)  # row-major: in order
     pairs = [(first[int(r)], second[int(c)]) for r, c in close]
     return min(pairs, key=lambda ab: float(

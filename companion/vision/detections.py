@@ -168,6 +168,16 @@ def quad_iou(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
     return float(inter / union) if union > 0 else 0.0
 
 
+def distances(points: npt.ArrayLike, others: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """The distance (pixels) from each of ``points`` (N, 2) to each of ``others`` (M, 2),
+    as an (N, M) array: the one screen that the readers' and the markers' pair tests
+    share, so that all of them measure alike."""
+    a = np.asarray(points, np.float64).reshape(-1, 2)
+    b = np.asarray(others, np.float64).reshape(-1, 2)
+    out: npt.NDArray[np.float64] = np.sqrt(((a[:, None, :] - b[None, :, :]) ** 2).sum(axis=2))
+    return out
+
+
 def reach_circles(quads: npt.ArrayLike) -> tuple[npt.NDArray[np.float64],
                                                 npt.NDArray[np.float64]]:
     """Each quad's centre (N, 2) and the radius (N,) of the circle round it through its
@@ -183,8 +193,7 @@ def within_reach(quads: npt.ArrayLike, centres: npt.NDArray[np.float64],
     own: the only ones that can overlap it or hold its centre, so the exact tests
     (``quad_iou``) need not be run on the rest (a pixel's slack for rounding)."""
     own_centres, own_radii = reach_circles(quads)
-    apart = np.linalg.norm(own_centres[:, None] - centres[None], axis=2)
-    meet = apart <= own_radii[:, None] + radii[None] + 1.0
+    meet = distances(own_centres, centres) <= own_radii[:, None] + radii[None] + 1.0
     return [np.flatnonzero(row) for row in meet]
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from companion.vision.detections import (
     Detections,
+    distances,
     order_clockwise,
     quad_iou,
     reach_circles,
@@ -93,3 +94,15 @@ def test_rotate_quad_and_side_lengths_match_rolling_the_corners() -> None:
         assert np.array_equal(rotate_quad(quad, turns), rolled)
         assert np.array_equal(side_lengths(quad),
                               np.linalg.norm(np.roll(quad, -1, axis=0) - quad, axis=1))
+
+
+def test_distances_measure_every_point_against_every_other() -> None:
+    """One row per point, one column per other point, in pixels; a single point too."""
+    points = np.array([[0.0, 0.0], [3.0, 4.0]])
+    others = np.array([[0.0, 0.0], [6.0, 8.0], [3.0, 0.0]])
+    assert np.allclose(distances(points, others), [[0, 10, 3], [5, 5, 4]])
+    assert distances(points, np.float32([3, 4])).shape == (2, 1)
+    rng = np.random.default_rng(3)
+    a, b = rng.uniform(0, 900, (7, 2)), rng.uniform(0, 900, (5, 2))
+    assert np.allclose(distances(a, b),
+                       [[np.linalg.norm(p - q) for q in b] for p in a])
