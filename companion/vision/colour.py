@@ -49,3 +49,15 @@ def apply_gains(image: npt.NDArray[np.uint8], gains: npt.ArrayLike) -> npt.NDArr
     table = np.clip(levels, 0, 255).astype(np.uint8).reshape(256, 1, 3)
     out: npt.NDArray[np.uint8] = np.asarray(cv2.LUT(np.ascontiguousarray(image), table), np.uint8)
     return out
+
+
+def skin_hued(a: npt.ArrayLike, b: npt.ArrayLike, chroma: npt.ArrayLike,
+              hues: tuple[float, float], min_chroma: float) -> npt.NDArray[np.bool_]:
+    """Whether each colour (CIELAB a*, b* about grey, and its chroma) has a skin's hue: an
+    a*b* angle within ``hues`` degrees at ``min_chroma`` or more. Skin of every tone lies
+    in one band of hue; the hand finder (``vision.cover``) and the score sheet's covered
+    boxes (``vision.sheet``) ask this one test, each with its own band."""
+    hue = np.degrees(np.arctan2(b, a))
+    out: npt.NDArray[np.bool_] = ((hue >= hues[0]) & (hue <= hues[1])
+                                  & (np.asarray(chroma) >= min_chroma))
+    return out

@@ -21,6 +21,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from companion.vision.colour import skin_hued
 from companion.vision.detections import Detections
 from companion.vision.reading import nudged
 
@@ -151,8 +152,7 @@ def _skin_hands(patch: npt.NDArray[np.bool_], tint: npt.NDArray[np.float32],
     or darker than the table, of its own tint) that have a skin's hue (``hues``, at
     ``SKIN_CHROMA``), opened to drop specks."""
     skin = patch & (chroma >= SKIN_CHROMA)
-    hue = np.degrees(np.arctan2(tint[skin, 1], tint[skin, 0]))
-    skin[skin] = (hue >= hues[0]) & (hue <= hues[1])
+    skin[skin] = skin_hued(tint[skin, 0], tint[skin, 1], chroma[skin], hues, SKIN_CHROMA)
     opened = cv2.morphologyEx(skin.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     return _hands(opened, tint, chroma, hues, scale, light=light)
 
@@ -182,9 +182,7 @@ def _hands(off: npt.NDArray[np.uint8], tint: npt.NDArray[np.float32],
         if k == 0:  # the table itself
             continue
         patch = labels == k
-        a, b = tint[patch, 0], tint[patch, 1]
-        hue = np.degrees(np.arctan2(b, a))
-        skin = (hue >= hues[0]) & (hue <= hues[1]) & (chroma[patch] >= SKIN_CHROMA)
+        skin = skin_hued(tint[patch, 0], tint[patch, 1], chroma[patch], hues, SKIN_CHROMA)
         if skin.mean() < SKIN_SHARE:
             continue
         if light is not None:

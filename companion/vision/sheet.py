@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from companion.synth.pieces import INK, PIECE_MM, qwixx_row_numbers, qwixx_sheet_layout
 from companion.vision.align import LONG_SIDE, align_to_layout, search_layout
-from companion.vision.colour import white_balance
+from companion.vision.colour import skin_hued, white_balance
 from companion.vision.detections import MIN_CONFIDENCE, same_corner_order
 
 Image = npt.NDArray[np.uint8]
@@ -277,9 +277,8 @@ def _under_skin(image: Image, upright: Quad, placed: Placed) -> npt.NDArray[np.b
     if not wide.any():
         return out
     ab = _ring_ab(image, upright, placed)
-    hue = np.degrees(np.arctan2(ab[:, 1], ab[:, 0]))
     chroma = np.linalg.norm(ab, axis=1)
-    skin = (hue >= SKIN_RING_HUE[0]) & (hue <= SKIN_RING_HUE[1]) & (chroma >= SKIN_RING_CHROMA)
+    skin = skin_hued(ab[:, 0], ab[:, 1], chroma, SKIN_RING_HUE, SKIN_RING_CHROMA)
     rows = np.array([row for row, _, _ in placed])
     for row in ROWS:
         idx = np.flatnonzero(rows == row)

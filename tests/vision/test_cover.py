@@ -137,3 +137,21 @@ def test_companion_read_says_where_the_hand_is_and_outlines_it(
     cv2.polylines(outline, [np.round(region).astype(np.int32)], True, 1, 3)
     on_outline = drawn[outline > 0]
     assert np.mean(np.all(np.abs(on_outline.astype(int) - UNSURE) < 40, axis=1)) > 0.3
+
+
+def test_skin_hue_takes_a_hands_colour_and_not_the_boards_red_or_yellow() -> None:
+    """Measured on dev Cat in the Box 61080 (normal): a light hand at a*b* hue 46-48°,
+    chroma 24; the board's red cells at hue 24-27° chroma 34-40, its yellow at 93°, its
+    paper near grey. With the hand finder's band, only the hand is skin; the band's
+    ends and its chroma floor are kept as given."""
+    from companion.vision.colour import skin_hued
+    from companion.vision.cover import SKIN_CHROMA, SKIN_HUE
+
+    hue = np.radians([47.0, 93.0, 99.0, 110.0])
+    chroma = np.array([24.0, 43.0, 4.0, 30.0])
+    a, b = chroma * np.cos(hue), chroma * np.sin(hue)
+    assert skin_hued(a, b, chroma, SKIN_HUE, SKIN_CHROMA).tolist() == [True, False, False,
+                                                                       False]
+    assert skin_hued(a, b, chroma, (20.0, 26.0), 30.0).tolist() == [False] * 4
+    assert skin_hued([10.0], [5.0], [11.2], (20.0, 30.0), 8.0).tolist() == [True]
+    assert skin_hued([10.0], [5.0], [11.2], (20.0, 30.0), 12.0).tolist() == [False]
