@@ -250,6 +250,22 @@ def test_an_outline_two_columns_long_is_leapt_onto_the_cells() -> None:
     assert _board_off_in_cells(scene) < 0.2
 
 
+def test_a_corner_pulled_onto_a_hand_is_mended_from_the_other_three() -> None:
+    """Dev 61080: fingers over the board's last columns pull a corner of each outline the
+    locator gives 35-45 px onto the hand, and no fit converges from them; from one of
+    them with that corner put where the other three make a parallelogram
+    (``_corner_mended``) the fit lands on the cells, and the tokens are read in their
+    columns."""
+    scene = render_scene("catbox", seed=61080, difficulty="normal")
+    assert _board_off_in_cells(scene) < 0.2
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    players, _ = given_names(scene)
+    reading = read_photo(scene.image, game="catbox", players=players).reading
+    assert compare(scene, reading).state, reading.state
+
+
 def test_a_blue_token_read_observed_takes_its_colour_back() -> None:
     """Dev 61328 hard: a blue token in shade is read "observed" at 0.89, blocking blue 6;
     its middle is far bluer than the photo's sure observed tokens (NOT_GREY), and with
