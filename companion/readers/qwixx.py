@@ -44,6 +44,14 @@ SMALL_CARD = 0.25
 played card but listed unknown: a card's corner outlined apart (normal dev scene 60425:
 the corner of an r10 read r12 at 0.80, 13 % of the median) or a card mostly hidden."""
 
+PLAY_TIE = 1.1
+"""The played cards belong to the sheet they lie nearest (across its width, and a fifth
+of that along it); when another sheet is less than this many times as far, the play's
+player is named but listed unknown. Dev Qwixx 61000-61099, 61500-61539, 61600-61639,
+61700-61739 normal: of 142 plays, the two given to the wrong sheet lay 1.00 and 1.07
+times as far from the right one; five right ones lay under 1.1 (1.02 to 1.10), and
+are named so too."""
+
 
 def box_quads(markers: Sequence[Any]) -> list[tuple[qwixx_sheet.Box, npt.NDArray[np.float32]]]:
     """Every box of our printed sheet as an image quad, from its four corner markers
@@ -198,6 +206,13 @@ def _play(detections: Detections, frames: dict[int, Any], order: list[tuple[str,
         return float(abs(x) + 0.2 * abs(y))
 
     name, sheet = min(order, key=offset)
+    nearest = offset((name, sheet))
+    rivals = [n for n, k in order if k != sheet and offset((n, k)) < PLAY_TIE * nearest]
+    if rivals:
+        result.unknown.append({
+            "piece": None, "what": "play's player", "candidates": [name, *rivals],
+            "why": f"the played cards lie about as near {rivals[0]}'s sheet as {name}'s: "
+                   f"read as {name}'s play; say whose it is"})
     right = frames[sheet].right
     labels = {i: str(detections.labels[i]) for i in played}
     for i in played:  # a 6 turned over is a 9: read as its player laid it

@@ -214,3 +214,17 @@ def test_a_square_looking_card_read_surely_is_not_turned_round() -> None:
     i = _card_on(read, scene, "b5")
     assert read.labels[i] == "b5" or float(read.confidences[i]) < 0.5
     assert "b8" not in photo.reading.state.get("play", {}).get("cards", [])
+
+
+def test_a_play_as_near_two_sheets_names_both_players() -> None:
+    """Dev 61076 (normal): the played g8 lies between Claire's and Sofia's sheets, 1.00
+    times as far from Sofia's (hers) as from Claire's: the play is read as the nearer
+    one's but listed unknown with both names, not passed as sure; a play beside one
+    sheet only (61000) names no rival."""
+    scene, photo = _photo(61076)
+    (tie,) = [u for u in photo.reading.unknown if u["what"] == "play's player"]
+    assert scene.state["play"]["player"] in tie["candidates"]
+    assert tie["candidates"][0] == photo.reading.state["play"]["player"]
+    alone, photo = _photo(61000)
+    assert photo.reading.state["play"]["player"] == alone.state["play"]["player"]
+    assert not [u for u in photo.reading.unknown if u["what"] == "play's player"]
