@@ -228,3 +228,13 @@ def test_a_play_as_near_two_sheets_names_both_players() -> None:
     alone, photo = _photo(61000)
     assert photo.reading.state["play"]["player"] == alone.state["play"]["player"]
     assert not [u for u in photo.reading.unknown if u["what"] == "play's player"]
+
+
+def test_a_cards_end_outlined_apart_is_no_played_card() -> None:
+    """Dev 61706 (normal): the locator cuts a played y9's yellow end off as an outline of
+    its own, 35 % of a card's area, read y11 at 0.86; under SMALL_CARD it is listed
+    unknown, not played, and the play is the y9 alone, as on the table."""
+    scene, photo = _photo(61706)
+    assert photo.reading.state["play"]["cards"] == scene.state["play"]["cards"] == ["y9"]
+    assert any(u["what"] == "card" and "of a card's" in u["why"]
+               for u in photo.reading.unknown)
