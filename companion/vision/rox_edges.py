@@ -188,6 +188,17 @@ surer cards keep their reading, and the photo its time (on 391 located cards, fi
 every card or only those below 0.8 gave the same counts; below 0.7 made one sure and
 wrong. With the search after it, on 1548 located cards, 0.8 and 0.9 gave the same
 counts, 0.8 about 8 ms a photo sooner)."""
+EDGE_FIT_CHECK_BELOW = 0.9
+"""Cards read from ``EDGE_REFIT_BELOW`` up to this are read through their fitted outline
+too, and take its reading when it is surer, but keep the outline they were read through
+(the outline their unsure neighbours are stepped from: moving it there lost a hard card,
+dev 61920). A located outline askew by a few pixels can read one symbol of a
+neighbouring card surely enough: of the located cards of dev 60100-60499 (normal)
+counted 0.8-0.9 (``EDGE_COUNTS_SURE``'s table) 8 of 988 were wrong, from 0.9 1 of 4445
+(dev 61704: a water card counted 0.81 through an outline sheared 10 px across its seam,
+an air ring of the next card taken for its water drop; fitted 0.99 and right).
+Photo -> state, dev 61700+40 normal: exact 31 -> 32 (61704, read whole and wrong
+before), 61600+40 normal and 61900+40 hard unchanged."""
 
 
 EDGE_SEARCH_BELOW = 0.8
@@ -228,7 +239,8 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
     ``EDGE_FITS`` best fits), and the surest reading kept: an outline a few pixels off
     cuts every symbol's patch askew. (On 390 located cards, rendered seeds
     60000-60029, with small nudges after it: sure and exact 317 -> 371, sure and wrong
-    2 -> 1.) A card still less sure than ``EDGE_SEARCH_BELOW`` is read through its sure
+    2 -> 1.) A card read fairly sure (up to ``EDGE_FIT_CHECK_BELOW``) is read so too, but
+    keeps its outline. A card still less sure than ``EDGE_SEARCH_BELOW`` is read through its sure
     neighbours' outlines stepped over (``EDGE_STEP_*``), then searched for from those
     outlines (``_edge_search``), and the surest reading kept if it reaches
     ``EDGE_NUDGED_SURE``. (Reading each card at its four quarter turns and averaging was
@@ -270,7 +282,8 @@ def _read_edges(model: Model, balanced: Image, quads: npt.NDArray[np.float32], *
     read = dict(zip(unknown, _edge_readings(model, balanced, [quads[k] for k in unknown]),
                     strict=True))
     out = [known[k][0] if k in known else read[k] for k in range(len(quads))]
-    refit = [k for k, (_, sure) in enumerate(out) if sure < EDGE_REFIT_BELOW]
+    refit = [k for k, (_, sure) in enumerate(out) if sure < EDGE_FIT_CHECK_BELOW and k not in known]
+    checked = {k for k in refit if out[k][1] >= EDGE_REFIT_BELOW}  # keep their outline
     smooth = cv2.GaussianBlur(balanced, (3, 3), 0) if refit else balanced
     square = piece_aspect("rox_card")
     fitted = {k: fit_card_outline(smooth, quads[k], aspect=square, count=EDGE_FITS)
@@ -280,7 +293,9 @@ def _read_edges(model: Model, balanced: Image, quads: npt.NDArray[np.float32], *
     for (k, fit), reading in zip(tried, _edge_readings(model, balanced, [f for _, f in tried]),
                                  strict=True):
         if reading[1] > out[k][1]:
-            out[k], outlines[k] = reading, fit
+            out[k] = reading
+            if k not in checked:
+                outlines[k] = fit
     stepped_from: set[int] = set()
     for again in range(EDGE_STEP_ROUNDS):
         sure = {k for k, (_, sure) in enumerate(out) if sure >= EDGE_REFIT_BELOW}

@@ -230,6 +230,7 @@ def test_a_rox_card_outlined_askew_is_searched_for(monkeypatch) -> None:
         return right, wrong
 
     monkeypatch.setattr(module, "EDGE_REFIT_BELOW", 0.0)  # the search alone
+    monkeypatch.setattr(module, "EDGE_FIT_CHECK_BELOW", 0.0)
     searched = tally()
     monkeypatch.setattr(module, "_edge_search",
                         lambda model, balanced, outlines: [(({}, 0.0), None)] * len(outlines))
@@ -239,6 +240,7 @@ def test_a_rox_card_outlined_askew_is_searched_for(monkeypatch) -> None:
     assert searched[0] >= plain[0] + 0.25 * len(cards), (searched, plain, len(cards))
     assert searched[1] <= 0.03 * len(cards)
     monkeypatch.setattr(module, "EDGE_REFIT_BELOW", 0.9)  # the fitted outline alone
+    monkeypatch.setattr(module, "EDGE_FIT_CHECK_BELOW", 0.9)
     fitted = tally()
     assert fitted[0] >= plain[0] + 0.25 * len(cards), (fitted, plain, len(cards))
     assert fitted[1] <= 0.03 * len(cards)
@@ -298,6 +300,22 @@ def test_a_rox_card_read_fairly_sure_is_searched_for_too(monkeypatch) -> None:
     assert sure_and_wrong() == 0
     monkeypatch.setattr(module, "EDGE_SEARCH_BELOW", MIN_CONFIDENCE)
     assert sure_and_wrong() >= 2
+
+
+def test_a_rox_card_read_fairly_sure_through_a_sheared_outline_is_read_fitted_too(
+        monkeypatch) -> None:
+    """Dev 61704 (normal): a water card's located outline is sheared 10 px across its
+    seam with the next card, whose air ring it reads for one of its water drops, 0.81
+    sure (under ``EDGE_FIT_CHECK_BELOW``, over ``EDGE_REFIT_BELOW``). Read through its
+    fitted outline too it is counted right; without, sure and wrong."""
+    from companion.vision import rox_edges as module
+
+    photos = _located_rox_cards((61704,))
+    checked = _sure_right_and_wrong(photos)
+    monkeypatch.setattr(module, "EDGE_FIT_CHECK_BELOW", module.EDGE_REFIT_BELOW)
+    unchecked = _sure_right_and_wrong(photos)
+    assert checked[1] == 0 and unchecked[1] >= 1, (checked, unchecked)
+    assert checked[0] >= unchecked[0] + 1
 
 
 def test_a_rox_card_still_unsure_after_the_search_is_searched_again(monkeypatch) -> None:
