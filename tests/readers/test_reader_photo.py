@@ -185,6 +185,25 @@ def test_a_rox_card_counted_barely_sure_is_reported_unsure() -> None:
     assert [u["what"] for u in read.unread] == ["element card"]
 
 
+def test_a_rox_cards_outline_is_fitted_as_the_slanted_photo_shows_a_square(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dev 61612 (normal), taken at a slant: a small element card shows 44 by 58 px.
+    Its outline fitted to a square took a row of symbols for an edge, and the search
+    from there counted it sure and wrong (the photo read whole and wrong); fitted to the
+    rectangle the camera's squeeze makes of a square, the photo reads exactly."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+    from companion.vision import rox_edges
+
+    scene = render_scene("rox", seed=61612, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert compare(scene, read).state and not read.unread
+    monkeypatch.setattr(rox_edges, "_photo_aspects", lambda quads: [1.0] * len(quads))
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert not compare(scene, read).state and not read.unread  # the fault it fixed
+
+
 def test_a_rows_last_two_cards_taken_for_scoring_cards_are_both_element_cards() -> None:
     """Dev 61154 (normal): a row's last two cards were located as scoring cards; the
     second lay out of reach of every element card until the first was made one, and was
