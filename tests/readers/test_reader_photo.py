@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import cv2
@@ -200,6 +201,28 @@ def test_a_rox_cards_outline_is_fitted_as_the_slanted_photo_shows_a_square(
     read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
     assert compare(scene, read).state and not read.unread
     monkeypatch.setattr(rox_edges, "_photo_aspects", lambda quads: [1.0] * len(quads))
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    # the fault it fixed: read whole and wrong, or now, the searched outline reaching
+    # over the next card (``rox_edges.EDGE_OVERLAP_UNSURE``), the card unsure
+    assert not compare(scene, read).state
+
+
+def test_a_rox_card_read_through_an_outline_over_its_neighbour_is_unsure(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dev 61953 (hard): the search read a magic card 0.97 sure through an outline a
+    quarter too large, reaching over the next card, four of whose earth symbols it took
+    for its own; the photo read whole and wrong. An outline overlapping another card's
+    (``rox_edges.EDGE_OVERLAP_UNSURE``) leaves its card unsure."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+    from companion.vision import rox_edges
+
+    scene = render_scene("rox", seed=61953, difficulty="hard")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert not compare(scene, read).state
+    assert "element card" in [u["what"] for u in read.unread]
+    monkeypatch.setattr(rox_edges, "EDGE_OVERLAP_UNSURE", math.inf)
     read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
     assert not compare(scene, read).state and not read.unread  # the fault it fixed
 
