@@ -332,7 +332,8 @@ card read 0.97 through an outline 26 % too large, four of the next card's earth 
 for its own, the photo read whole and wrong). Readings 0.6 or surer through such
 outlines, dev 61940+40 hard: from IoU 0.06, 6 wrong and 2 right (below 0.06: 4 wrong,
 190 right); 61900+40 hard 1 right (0.10); 61600+40 and 61700+40 normal none (all under
-0.05)."""
+0.05); photo -> state on 61500+40 normal, one right card left unsure (61522, a photo
+read unsure for another card too)."""
 
 
 def _overlaps(cards: list[int], outlines: list[npt.NDArray[np.float32]]) -> list[float]:
