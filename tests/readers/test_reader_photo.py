@@ -227,6 +227,31 @@ def test_a_rox_card_read_through_an_outline_over_its_neighbour_is_unsure(
     assert not compare(scene, read).state and not read.unread  # the fault it fixed
 
 
+def test_a_rox_rows_cards_unknown_for_their_edges_alone_show_its_direction(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dev 61712 (normal, blurred): in one row of six only one card's edge symbols read
+    sure, its centre symbol's vote (0.26) short of deciding the row's direction; the
+    cards unknown for their edge symbols alone, their centres read sure, vote too, and
+    the row is given from its right end. Each row as given is the start of a true row."""
+    from companion.readers import rox
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    def key(row: list) -> list:
+        return [(c["centre"], {e: n for e, n in c["edge"].items() if n}) for c in row]
+
+    scene = render_scene("rox", seed=61712, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    truth = [key(row) for row in scene.state["rows"].values()]
+    assert all(any(key(row) == true[:len(row)] for true in truth)
+               for row in read.state["rows"].values())
+    assert [u["what"] for u in read.unknown].count("row direction") == 1
+    monkeypatch.setattr(rox, "_centre_unsure", lambda detections, bad: bad)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert [u["what"] for u in read.unknown].count("row direction") == 2
+
+
 def test_a_rows_last_two_cards_taken_for_scoring_cards_are_both_element_cards() -> None:
     """Dev 61154 (normal): a row's last two cards were located as scoring cards; the
     second lay out of reach of every element card until the first was made one, and was
