@@ -283,7 +283,8 @@ either way. On the located rows of dev 61000-61059 and 60100-60249 (normal, 610 
 and 60700-60759 (hard, 168), grouped by their true player: 489 and 78 rows so decided,
 none the wrong way (from 0.2: 555 and 97, none wrong; from 0.1: 595 and 115, one hard
 row wrong). Only sure cards voted then; with the cards unknown for their edge symbols
-alone too, 8 more rows are decided on dev 61600+40, 61700+40 (normal) and 61900+40
+alone too, votes reach ``FACES_SURE`` in 8 more rows on dev 61600+40, 61700+40
+(normal) and 61900+40 (hard), 13 more on 61500+40, 61800+40 (normal) and 61940+40
 (hard), all the right way (61712: a blurred row's one sure card voted 0.26), and no
 photo's exact reading changes (a row with an unknown card is not read whole anyway;
 its direction says which end it is given from)."""
