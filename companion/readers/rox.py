@@ -42,6 +42,7 @@ from companion.readers.common import (
     within,
 )
 from companion.vision.detections import Detections
+from companion.vision.rox_edges import CENTRE_SURE_AT
 
 TOUCH = (0.8, 1.3)
 """Neighbours in a row lie this many card widths apart along the row…"""
@@ -97,6 +98,7 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
             result.unknown.append(problem)
             bad.add(i)
     frames = {i: frame(detections.quads[i]) for i in cards}
+    faceless = _centre_unsure(detections, bad)  # the rest show their up by their centre
     oriented = all(detections.oriented[i] for i in cards)
     rows = _rows(frames, cards, oriented=oriented)
     seat_marks = seats(markers, profile, players)
@@ -122,7 +124,7 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
                 if not oriented:
                     rows[r] = _row_way(row, detections.labels, edges, frames, middle,
                                        named[r], result.unknown,
-                                       _face_votes(row, frames, ups, bad))
+                                       _face_votes(row, frames, ups, faceless))
                 continue
             seat = seat_marks[pairs[r]]
             if (np.linalg.norm(frames[row[-1]].centre - seat.xy)
@@ -136,7 +138,7 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
                        result.unknown)
         if not oriented:
             rows = [_row_way(row, detections.labels, edges, frames, middle, name,
-                             result.unknown, _face_votes(row, frames, ups, bad))
+                             result.unknown, _face_votes(row, frames, ups, faceless))
                     for row, name in zip(rows, names, strict=True)]
         if rows:
             result.notes.append(
@@ -274,17 +276,34 @@ def _row_way(row: list[int], labels: Sequence[str | None], edges: Sequence[Any],
 
 FACE_VOTE = 0.3
 FACES_SURE = 0.3
-"""A row's sure cards each vote for the way their centre symbol shows their up
-(``vision.rox_faces.face_ups``), at most ``FACE_VOTE`` either way, and the row is read so
-when the votes add up to ``FACES_SURE`` either way. On the located rows of dev
-61000-61059 and 60100-60249 (normal, 610 rows) and 60700-60759 (hard, 168), grouped by
-their true player: 489 and 78 rows so decided, none the wrong way (from 0.2: 555 and 97,
-none wrong; from 0.1: 595 and 115, one hard row wrong)."""
+"""A row's cards whose centre element reads sure (``_centre_unsure``) each vote for the
+way their centre symbol shows their up (``vision.rox_faces.face_ups``), at most
+``FACE_VOTE`` either way, and the row is read so when the votes add up to ``FACES_SURE``
+either way. On the located rows of dev 61000-61059 and 60100-60249 (normal, 610 rows)
+and 60700-60759 (hard, 168), grouped by their true player: 489 and 78 rows so decided,
+none the wrong way (from 0.2: 555 and 97, none wrong; from 0.1: 595 and 115, one hard
+row wrong). Only sure cards voted then; with the cards unknown for their edge symbols
+alone too, votes reach ``FACES_SURE`` in 8 more rows on dev 61600+40, 61700+40
+(normal) and 61900+40 (hard), 13 more on 61500+40, 61800+40 (normal) and 61940+40
+(hard), all the right way (61712: a blurred row's one sure card voted 0.26), and no
+photo's exact reading changes (a row with an unknown card is not read whole anyway;
+its direction says which end it is given from)."""
+
+
+def _centre_unsure(detections: Detections, bad: set[int]) -> set[int]:
+    """The cards of ``bad`` whose centre element itself is not read sure (the element
+    card model's probability under ``rox_edges.CENTRE_SURE_AT``, or no element): a card
+    unknown for its edge symbols alone still shows its up by its centre symbol
+    (``_face_votes``)."""
+    alternatives = detections.data.get("alternatives", (None,) * len(detections))
+    return {i for i in bad if not alternatives[i]
+            or alternatives[i][0][0] != detections.labels[i]
+            or float(alternatives[i][0][1]) < CENTRE_SURE_AT}
 
 
 def _face_votes(row: list[int], frames: dict[int, Frame], ups: Sequence[Any],
                 bad: set[int]) -> float:
-    """How clearly ``row``'s sure cards (not in ``bad``) show, by their centre symbols'
+    """How clearly ``row``'s cards not in ``bad`` show, by their centre symbols'
     up (``ups``), that their player reads the row left to right in the photo (positive)
     or right to left (negative; ``row`` runs from its photo-left card): each card's up
     along the up of a player reading the row so, at most ``FACE_VOTE`` either way, summed."""

@@ -20,8 +20,11 @@ from companion.vision.deblur import STREAK_DEPTH_FROM, motion_streak, without_mo
 from companion.vision.detections import (
     MIN_CONFIDENCE,
     Detections,
+    quad_iou,
+    reach_circles,
     rectify,
     side_lengths,
+    within_reach,
 )
 from companion.vision.reading import (
     EDGE_FITS,
@@ -34,6 +37,7 @@ from companion.vision.reading import (
     softmax,
     stepped_outlines,
 )
+from companion.vision.segment import _unsqueezed
 
 ROX_EDGE_SIDE = 96
 """Rox cards are rectified to this square side to cut out their 16 edge symbols."""
@@ -188,6 +192,17 @@ surer cards keep their reading, and the photo its time (on 391 located cards, fi
 every card or only those below 0.8 gave the same counts; below 0.7 made one sure and
 wrong. With the search after it, on 1548 located cards, 0.8 and 0.9 gave the same
 counts, 0.8 about 8 ms a photo sooner)."""
+EDGE_FIT_CHECK_BELOW = 0.9
+"""Cards read from ``EDGE_REFIT_BELOW`` up to this are read through their fitted outline
+too, and take its reading when it is surer, but keep the outline they were read through
+(the outline their unsure neighbours are stepped from: moving it there lost a hard card,
+dev 61920). A located outline askew by a few pixels can read one symbol of a
+neighbouring card surely enough: of the located cards of dev 60100-60499 (normal)
+counted 0.8-0.9 (``EDGE_COUNTS_SURE``'s table) 8 of 988 were wrong, from 0.9 1 of 4445
+(dev 61704: a water card counted 0.81 through an outline sheared 10 px across its seam,
+an air ring of the next card taken for its water drop; fitted 0.99 and right).
+Photo -> state, dev 61700+40 normal: exact 31 -> 32 (61704, read whole and wrong
+before), 61600+40 normal and 61900+40 hard unchanged."""
 
 
 EDGE_SEARCH_BELOW = 0.8
@@ -228,7 +243,8 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
     ``EDGE_FITS`` best fits), and the surest reading kept: an outline a few pixels off
     cuts every symbol's patch askew. (On 390 located cards, rendered seeds
     60000-60029, with small nudges after it: sure and exact 317 -> 371, sure and wrong
-    2 -> 1.) A card still less sure than ``EDGE_SEARCH_BELOW`` is read through its sure
+    2 -> 1.) A card read fairly sure (up to ``EDGE_FIT_CHECK_BELOW``) is read so too, but
+    keeps its outline. A card still less sure than ``EDGE_SEARCH_BELOW`` is read through its sure
     neighbours' outlines stepped over (``EDGE_STEP_*``), then searched for from those
     outlines (``_edge_search``), and the surest reading kept if it reaches
     ``EDGE_NUDGED_SURE``. (Reading each card at its four quarter turns and averaging was
@@ -270,17 +286,20 @@ def _read_edges(model: Model, balanced: Image, quads: npt.NDArray[np.float32], *
     read = dict(zip(unknown, _edge_readings(model, balanced, [quads[k] for k in unknown]),
                     strict=True))
     out = [known[k][0] if k in known else read[k] for k in range(len(quads))]
-    refit = [k for k, (_, sure) in enumerate(out) if sure < EDGE_REFIT_BELOW]
+    refit = [k for k, (_, sure) in enumerate(out) if sure < EDGE_FIT_CHECK_BELOW and k not in known]
+    checked = {k for k in refit if out[k][1] >= EDGE_REFIT_BELOW}  # keep their outline
     smooth = cv2.GaussianBlur(balanced, (3, 3), 0) if refit else balanced
-    square = piece_aspect("rox_card")
-    fitted = {k: fit_card_outline(smooth, quads[k], aspect=square, count=EDGE_FITS)
+    aspects = _photo_aspects(quads) if refit else []
+    fitted = {k: fit_card_outline(smooth, quads[k], aspect=aspects[k], count=EDGE_FITS)
               for k in refit}
     outlines = [known[k][1] if k in known else quads[k] for k in range(len(quads))]
     tried = [(k, fit) for k, fits in fitted.items() for fit in fits]
     for (k, fit), reading in zip(tried, _edge_readings(model, balanced, [f for _, f in tried]),
                                  strict=True):
         if reading[1] > out[k][1]:
-            out[k], outlines[k] = reading, fit
+            out[k] = reading
+            if k not in checked:
+                outlines[k] = fit
     stepped_from: set[int] = set()
     for again in range(EDGE_STEP_ROUNDS):
         sure = {k for k, (_, sure) in enumerate(out) if sure >= EDGE_REFIT_BELOW}
@@ -294,7 +313,61 @@ def _read_edges(model: Model, balanced: Image, quads: npt.NDArray[np.float32], *
         for k, (best, outline) in zip(unsure, _edge_search(model, balanced, starts), strict=True):
             if best[1] >= EDGE_NUDGED_SURE and best[1] > out[k][1]:
                 out[k], outlines[k] = best, outline
+    moved = [k for k in range(len(quads))
+             if k not in known and not np.array_equal(outlines[k], quads[k])]
+    for k, overlap in zip(moved, _overlaps(moved, outlines), strict=True):
+        if overlap >= EDGE_OVERLAP_UNSURE:
+            out[k] = (out[k][0], min(out[k][1], EDGE_OVERLAP_SURE))
     return out, outlines
+
+
+EDGE_OVERLAP_UNSURE = 0.06
+EDGE_OVERLAP_SURE = 0.5
+"""A card read through an outline other than its located one (fitted, stepped over or
+searched for) that overlaps another card's outline this much (IoU) or more is read no
+surer than ``EDGE_OVERLAP_SURE`` (unsure on the readers' scale): it reaches over the
+neighbour's row of edge symbols (0.11 of a side in), and the search, taking the surest
+of many outlines, can find one that reads some of those surely (dev 61953 hard: a magic
+card read 0.97 through an outline 26 % too large, four of the next card's earth symbols
+for its own, the photo read whole and wrong). Readings 0.6 or surer through such
+outlines, dev 61940+40 hard: from IoU 0.06, 6 wrong and 2 right (below 0.06: 4 wrong,
+190 right); 61900+40 hard 1 right (0.10); 61600+40 and 61700+40 normal none (all under
+0.05); photo -> state on 61500+40 normal, one right card left unsure (61522, a photo
+read unsure for another card too)."""
+
+
+def _overlaps(cards: list[int], outlines: list[npt.NDArray[np.float32]]) -> list[float]:
+    """For each of ``cards``, its outline's largest overlap (IoU) with another card's
+    ``outlines``."""
+    if not cards:
+        return []
+    near = within_reach(np.array([outlines[k] for k in cards]),
+                        *reach_circles(np.array(outlines)))
+    return [max((quad_iou(outlines[k], outlines[j]) for j in near[n] if j != k),
+                default=0.0) for n, k in enumerate(cards)]
+
+
+def _photo_aspects(quads: npt.NDArray[np.float32]) -> list[float]:
+    """Each card's long side over its short side as the photo shows it at ``quads``
+    (the ``aspect`` its outline is fitted to): a square along the card's located axes,
+    squeezed as the camera squeezes the cards round it (``segment._unsqueezed``). A
+    photo taken at a slant shows a square card as a rectangle, and a fit kept square
+    there takes a row of symbols for the card's edge: dev 61612 (normal), a small card
+    44 by 58 px fitted 55 by 58 and searched from there to a sure and wrong count (read
+    whole and wrong). Photo -> state against fits kept square: dev 61600+40 normal exact
+    33 -> 34 (61612), 61700+40 normal and 61900+40 hard unchanged (hard: element cards
+    counted sure 414 -> 423 of 595, sure and wrong 3 -> 2); the same time."""
+    square = piece_aspect("rox_card")
+    out = []
+    for quad, unsqueeze in zip(quads, _unsqueezed(list(quads), list(range(len(quads)))),
+                               strict=True):
+        right = unsqueeze @ (quad[1] - quad[0]).astype(np.float64)
+        along = right / max(float(np.linalg.norm(right)), 1e-9)
+        squeeze = np.linalg.inv(unsqueeze)
+        sides = sorted((float(np.linalg.norm(squeeze @ along)),
+                        float(np.linalg.norm(squeeze @ np.array([-along[1], along[0]])))))
+        out.append(square * sides[1] / max(sides[0], 1e-9))
+    return out
 
 
 def _sharpened_about(balanced: Image, quads: npt.NDArray[np.float32]) -> Image | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import cv2
@@ -183,6 +184,72 @@ def test_a_rox_card_counted_barely_sure_is_reported_unsure() -> None:
     read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
     assert not compare(scene, read).state
     assert [u["what"] for u in read.unread] == ["element card"]
+
+
+def test_a_rox_cards_outline_is_fitted_as_the_slanted_photo_shows_a_square(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dev 61612 (normal), taken at a slant: a small element card shows 44 by 58 px.
+    Its outline fitted to a square took a row of symbols for an edge, and the search
+    from there counted it sure and wrong (the photo read whole and wrong); fitted to the
+    rectangle the camera's squeeze makes of a square, the photo reads exactly."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+    from companion.vision import rox_edges
+
+    scene = render_scene("rox", seed=61612, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert compare(scene, read).state and not read.unread
+    monkeypatch.setattr(rox_edges, "_photo_aspects", lambda quads: [1.0] * len(quads))
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    # the fault it fixed: read whole and wrong, or now, the searched outline reaching
+    # over the next card (``rox_edges.EDGE_OVERLAP_UNSURE``), the card unsure
+    assert not compare(scene, read).state
+
+
+def test_a_rox_card_read_through_an_outline_over_its_neighbour_is_unsure(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dev 61953 (hard): the search read a magic card 0.97 sure through an outline a
+    quarter too large, reaching over the next card, four of whose earth symbols it took
+    for its own; the photo read whole and wrong. An outline overlapping another card's
+    (``rox_edges.EDGE_OVERLAP_UNSURE``) leaves its card unsure."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+    from companion.vision import rox_edges
+
+    scene = render_scene("rox", seed=61953, difficulty="hard")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert not compare(scene, read).state
+    assert "element card" in [u["what"] for u in read.unread]
+    monkeypatch.setattr(rox_edges, "EDGE_OVERLAP_UNSURE", math.inf)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert not compare(scene, read).state and not read.unread  # the fault it fixed
+
+
+def test_a_rox_rows_cards_unknown_for_their_edges_alone_show_its_direction(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dev 61712 (normal, blurred): in one row of six only one card's edge symbols read
+    sure, its centre symbol's vote (0.26) short of deciding the row's direction; the
+    cards unknown for their edge symbols alone, their centres read sure, vote too, and
+    the row is given from its right end. Each row as given is the start of a true row."""
+    from companion.readers import rox
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    def key(row: list) -> list:
+        return [(c["centre"], {e: n for e, n in c["edge"].items() if n}) for c in row]
+
+    scene = render_scene("rox", seed=61712, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    truth = [key(row) for row in scene.state["rows"].values()]
+    assert all(any(key(row) == true[:len(row)] for true in truth)
+               for row in read.state["rows"].values())
+    assert [u["what"] for u in read.unknown].count("row direction") == 1
+    monkeypatch.setattr(rox, "_centre_unsure", lambda detections, bad: bad)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert [u["what"] for u in read.unknown].count("row direction") == 2
 
 
 def test_a_rows_last_two_cards_taken_for_scoring_cards_are_both_element_cards() -> None:

@@ -230,6 +230,7 @@ def test_a_rox_card_outlined_askew_is_searched_for(monkeypatch) -> None:
         return right, wrong
 
     monkeypatch.setattr(module, "EDGE_REFIT_BELOW", 0.0)  # the search alone
+    monkeypatch.setattr(module, "EDGE_FIT_CHECK_BELOW", 0.0)
     searched = tally()
     monkeypatch.setattr(module, "_edge_search",
                         lambda model, balanced, outlines: [(({}, 0.0), None)] * len(outlines))
@@ -239,6 +240,7 @@ def test_a_rox_card_outlined_askew_is_searched_for(monkeypatch) -> None:
     assert searched[0] >= plain[0] + 0.25 * len(cards), (searched, plain, len(cards))
     assert searched[1] <= 0.03 * len(cards)
     monkeypatch.setattr(module, "EDGE_REFIT_BELOW", 0.9)  # the fitted outline alone
+    monkeypatch.setattr(module, "EDGE_FIT_CHECK_BELOW", 0.9)
     fitted = tally()
     assert fitted[0] >= plain[0] + 0.25 * len(cards), (fitted, plain, len(cards))
     assert fitted[1] <= 0.03 * len(cards)
@@ -297,7 +299,24 @@ def test_a_rox_card_read_fairly_sure_is_searched_for_too(monkeypatch) -> None:
 
     assert sure_and_wrong() == 0
     monkeypatch.setattr(module, "EDGE_SEARCH_BELOW", MIN_CONFIDENCE)
-    assert sure_and_wrong() >= 2
+    # 2 before outlines were fitted as the slanted photo shows a square, which reads one
+    assert sure_and_wrong() >= 1
+
+
+def test_a_rox_card_read_fairly_sure_through_a_sheared_outline_is_read_fitted_too(
+        monkeypatch) -> None:
+    """Dev 61704 (normal): a water card's located outline is sheared 10 px across its
+    seam with the next card, whose air ring it reads for one of its water drops, 0.81
+    sure (under ``EDGE_FIT_CHECK_BELOW``, over ``EDGE_REFIT_BELOW``). Read through its
+    fitted outline too it is counted right; without, sure and wrong."""
+    from companion.vision import rox_edges as module
+
+    photos = _located_rox_cards((61704,))
+    checked = _sure_right_and_wrong(photos)
+    monkeypatch.setattr(module, "EDGE_FIT_CHECK_BELOW", module.EDGE_REFIT_BELOW)
+    unchecked = _sure_right_and_wrong(photos)
+    assert checked[1] == 0 and unchecked[1] >= 1, (checked, unchecked)
+    assert checked[0] >= unchecked[0] + 1
 
 
 def test_a_rox_card_still_unsure_after_the_search_is_searched_again(monkeypatch) -> None:
@@ -317,7 +336,8 @@ def test_a_rox_card_still_unsure_after_the_search_is_searched_again(monkeypatch)
     twice = _sure_right_and_wrong(photos)
     monkeypatch.setattr(module, "EDGE_SEARCH_ROUNDS", 1)
     once = _sure_right_and_wrong(photos)
-    assert twice[0] >= once[0] + 2 and twice[1] == once[1] == 0, (twice, once)
+    # 28 and 26 before outlines were fitted as the slanted photo shows a square, 29 and 28
+    assert twice[0] >= once[0] + 1 and twice[1] == once[1] == 0, (twice, once)
 
 
 def test_a_rox_card_outlined_narrow_as_a_scoring_card_is_read_as_an_element_card(
@@ -1360,7 +1380,8 @@ def test_a_rox_card_unsure_is_read_through_its_sure_neighbours_outline(monkeypat
     stepped = _sure_right_and_wrong(photos)
     monkeypatch.setattr(module, "stepped_outlines", lambda *_, **__: [])
     unstepped = _sure_right_and_wrong(photos)
-    assert stepped[0] >= unstepped[0] + 3 and stepped[1] == unstepped[1] == 0, (
+    # here 48 and 45 (46 since outlines are fitted as the slanted photo shows a square)
+    assert stepped[0] >= unstepped[0] + 2 and stepped[1] == unstepped[1] == 0, (
         stepped, unstepped)
 
 
@@ -1384,8 +1405,10 @@ def test_rox_cards_read_sure_are_not_read_again_sharpened(monkeypatch) -> None:
     """On the photo sharpened against motion blur only the cards still unsure are read
     again, the sure ones keeping their reading and outline as neighbours to step over
     from: dev 60023 (one located card of 13 unsure) read 292 outlines sharpened, every
-    card again and some sure ones searched, and now 44; its cards read as sure and right
-    as before (12 of 13)."""
+    card again and some sure ones searched, and then 44 (now 105: with outlines fitted
+    as the slanted photo shows a square, ``rox_edges._photo_aspects``, a second card
+    reads 0.79 before sharpening); its cards read as sure and right as before (12 of
+    13)."""
     from companion.vision import rox_edges as module
 
     photos = _located_rox_cards((60023,))
@@ -1401,7 +1424,7 @@ def test_rox_cards_read_sure_are_not_read_again_sharpened(monkeypatch) -> None:
     monkeypatch.setattr(module, "_edge_readings", counted)
     right, wrong = _sure_right_and_wrong(photos)
     assert sharpened and sharpened[0] < len(pairs), sharpened  # the unsure cards alone
-    assert sum(sharpened) <= 100, sum(sharpened)
+    assert sum(sharpened) <= 120, sum(sharpened)
     assert right >= len(pairs) - 1 and wrong == 0, (right, wrong, len(pairs))
 
 
