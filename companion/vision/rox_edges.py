@@ -37,7 +37,7 @@ from companion.vision.reading import (
     softmax,
     stepped_outlines,
 )
-from companion.vision.segment import _unsqueezed
+from companion.vision.segment import unsqueezed
 
 ROX_EDGE_SIDE = 96
 """Rox cards are rectified to this square side to cut out their 16 edge symbols."""
@@ -350,7 +350,7 @@ def _overlaps(cards: list[int], outlines: list[npt.NDArray[np.float32]]) -> list
 def _photo_aspects(quads: npt.NDArray[np.float32]) -> list[float]:
     """Each card's long side over its short side as the photo shows it at ``quads``
     (the ``aspect`` its outline is fitted to): a square along the card's located axes,
-    squeezed as the camera squeezes the cards round it (``segment._unsqueezed``). A
+    squeezed as the camera squeezes the cards round it (``segment.unsqueezed``). A
     photo taken at a slant shows a square card as a rectangle, and a fit kept square
     there takes a row of symbols for the card's edge: dev 61612 (normal), a small card
     44 by 58 px fitted 55 by 58 and searched from there to a sure and wrong count (read
@@ -359,7 +359,7 @@ def _photo_aspects(quads: npt.NDArray[np.float32]) -> list[float]:
     counted sure 414 -> 423 of 595, sure and wrong 3 -> 2); the same time."""
     square = piece_aspect("rox_card")
     out = []
-    for quad, unsqueeze in zip(quads, _unsqueezed(list(quads), list(range(len(quads)))),
+    for quad, unsqueeze in zip(quads, unsqueezed(list(quads), list(range(len(quads)))),
                                strict=True):
         right = unsqueeze @ (quad[1] - quad[0]).astype(np.float64)
         along = right / max(float(np.linalg.norm(right)), 1e-9)

@@ -615,7 +615,7 @@ def _to_image(corners: npt.NDArray[np.float32], shape: tuple[int, ...], sx: floa
 
 ROX_RUN_SLACK = (0.3, 0.35)
 ROX_RUN_WIDTH = (0.75, 1.3)
-"""A Rox blob whose outline, the camera's squeeze undone (``_unsqueezed``), is k >= 2
+"""A Rox blob whose outline, the camera's squeeze undone (``unsqueezed``), is k >= 2
 times as long as wide (from ``ROX_RUN_SLACK[0]`` less to ``[1]`` more: the outline is
 shrunk at its two ends only, so three whole cards outline 3.33 times as long as wide)
 and as wide as the photo's element cards (``ROX_RUN_WIDTH`` of their median side) is k
@@ -628,7 +628,7 @@ touching an element card (not seen there: scoring cards lie apart) would be cut 
 and its half read as an element card without edge symbols: unsure."""
 
 
-def _unsqueezed(quads: list[npt.NDArray[np.float32]], rows: list[int]
+def unsqueezed(quads: list[npt.NDArray[np.float32]], rows: list[int]
                 ) -> list[npt.NDArray[np.float64]]:
     """For each Rox card ``rows`` of ``quads``, the matrix that undoes the camera's
     squeeze where it lies (see ``_rox_kinds``), or the identity with fewer than three."""
@@ -657,7 +657,7 @@ def _rox_runs_split(quads: list[npt.NDArray[np.float32]], kinds: list[str],
     if len(rows) < 3:
         return quads, kinds, confs
     sides = []
-    for i, unsqueeze in zip(rows, _unsqueezed(quads, rows), strict=True):
+    for i, unsqueeze in zip(rows, unsqueezed(quads, rows), strict=True):
         a = float(np.linalg.norm(unsqueeze @ (quads[i][1] - quads[i][0])))
         b = float(np.linalg.norm(unsqueeze @ (quads[i][3] - quads[i][0])))
         sides.append((a, b))
@@ -700,7 +700,7 @@ def _rox_kinds(quads: list[npt.NDArray[np.float32]], kinds: list[str]) -> tuple[
     the shape as seen: 12 of 272 at normal)."""
     rows = [i for i, k in enumerate(kinds) if k == "rox_card"]
     out = list(kinds)
-    for i, unsqueeze in zip(rows, _unsqueezed(quads, rows), strict=True):
+    for i, unsqueeze in zip(rows, unsqueezed(quads, rows), strict=True):
         m = np.column_stack([quads[i][1] - quads[i][0], quads[i][3] - quads[i][0]])
         sides = np.linalg.svd(unsqueeze @ m.astype(np.float64), compute_uv=False)
         if sides[1] < ROX_SCORING_ASPECT * sides[0]:
