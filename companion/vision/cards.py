@@ -25,6 +25,7 @@ from companion.vision.detections import (
     MIN_CONFIDENCE,
     Detections,
     cut_across,
+    cut_along_first_edge,
     quad_axes,
     quad_iou,
     rectify,
@@ -90,6 +91,16 @@ at 0.97 for an r8), so they are reported, not guessed. ``data[JOINED]`` marks th
 Qwixx only: a Nox card outlined with its stack's peeking cards measures up to 4.5
 times its neighbours (dev 60500 hard) and still reads right surely."""
 JOINED_KINDS = ("qwixx_card",)
+
+
+SQUARE_CUT = 1.2
+"""An outline of two cards whose sides differ by less than this factor is cut both
+ways, across each pair of sides, and the first cut whose halves read as two cards is
+taken: two cards side by side along their long sides make a near square, and a cut
+across the wrong pair of sides leaves each half across both cards (dev 61274 normal: a
+15 and a 5, 53 by 54 px, read 15 at 0.88 whole, halves 0.30 and 0.51). Photo -> state:
+Nox 61200+100 normal exact 89 -> 90 (61274, read whole and wrong before), 61000+100
+normal and 61600+60 hard, Qwixx 61000+100 normal the same scenes; CPU the same."""
 
 
 PAIR_NEIGHBOURS = 4
@@ -334,9 +345,13 @@ def split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
             count = _joined_count(sides[k], areas[k] / max(usual, 1e-6), PIECE_ASPECT[kind])
             if count > 1:
                 twice = count == 2 and areas[k] >= PAIR_TWICE_AREA * usual
-                candidates.append((i, [portrait_first(part, model.size) for part in
-                                       cut_across(detections.quads[i], count)],
-                                   1 if twice else max(2, count - 1)))
+                cuts = [cut_across(detections.quads[i], count)]
+                if count == 2 and sides[k].max() < SQUARE_CUT * sides[k].min():
+                    q_i = detections.quads[i]  # across the other sides: q0 -> q1 the shorter
+                    cuts.append(cut_along_first_edge(
+                        q_i if sides[k][0] < sides[k][1] else rotate_quad(q_i, 1), count))
+                candidates += [(i, [portrait_first(part, model.size) for part in cut],
+                                1 if twice else max(2, count - 1)) for cut in cuts]
                 if areas[k] >= JOINED_AREA * usual:
                     joined.add(i)
         whole_first = kind in WHOLE_FIRST_KINDS
@@ -348,6 +363,8 @@ def split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
         for i, parts, needed in candidates:
             whole = next(readings) if whole_first else None
             read = [next(readings) for _ in parts]
+            if i in split or any(j == i for j, _ in unsplit):
+                continue  # a squarish outline's other cut: its first was taken
             if needed < 2 and whole is not None and whole.probs.max() >= WHOLE_SURE:
                 needed = 2  # one card read surely whole: one sure half is no second card
             if _parts_sure(parts, read, needed):

@@ -364,6 +364,20 @@ def test_two_nox_cards_at_different_angles_in_one_outline_are_read_as_two(seed: 
     assert compare(scene, reading).state, reading.state
 
 
+def test_two_cards_in_a_near_square_outline_are_cut_the_other_way() -> None:
+    """Dev 61274 (normal): a 15 and a 5 touching along their long sides, one outline 53
+    by 54 px read 15 at 0.88; cut across the sides cut_across takes, each half lies
+    across both cards (0.30, 0.51). A near-square outline (SQUARE_CUT) is cut the other
+    way too: the 15 and the 5, and the state is the scene's."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("nox", seed=61274, difficulty="normal")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="nox", players=players, caller=caller).reading
+    assert compare(scene, reading).state, reading.state
+
+
 @pytest.mark.parametrize(("seed", "difficulty"), [(61520, "normal"), (61615, "hard"),
                                                   (61041, "normal")])
 def test_a_two_digit_nox_card_read_surely_whole_is_not_cut_at_one_sure_half(
