@@ -36,7 +36,7 @@ from companion.readers.common import (
     within,
 )
 from companion.vision.detections import Detections
-from companion.vision.standing import is_ledge
+from companion.vision.standing import is_faint_ledge, is_ledge
 
 TILE = np.array([27.0, 37.0])
 """A tile's width and height (mm) as COMPONENTS.md gives them."""
@@ -202,8 +202,11 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
     bands = detections.data.get("front")
     if bands is not None:  # judged rack by rack: its tiles stand side by side
         rows = [i for g in groups if _one_row(quads, g, frames) for i in g]
-        upper = {i for rack in _side_by_side(quads, rows)
-                 if is_ledge([bands[i] for i in rack]) for i in rack}
+        chains = _side_by_side(quads, rows)
+        upper = {i for rack in chains if is_ledge([bands[i] for i in rack]) for i in rack}
+        upper |= {i for rack in chains if len(rack) >= FAINT_RACK_TILES
+                  and not set(rack) & upper and is_faint_ledge([bands[i] for i in rack])
+                  and _off_own_plane(quads, groups, rack, upper) for i in rack}
         upper |= _turned_on_rack(quads, groups, upper)
         return upper | _lower_tier(quads, [i for i in rows if i not in upper], upper,
                                    detections.data.get("head"))
@@ -232,6 +235,37 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
     if error(rack) > RACK_ERROR and error(rack) > RACK_MARGIN * worst_other:
         return set(rack)
     return set()
+
+
+FAINT_RACK_TILES = 3
+"""A row of tiles side by side is taken for a rack on a faint ledge
+(``standing.is_faint_ledge``) only from this many tiles, and only if it lies off the
+plane the other tiles fit (``_off_own_plane``): the plane is fitted to tiles of
+groups, as the fit without markers does (``RACK_CANDIDATES``)."""
+
+
+def _off_own_plane(quads: npt.NDArray[np.float64], groups: list[list[int]], row: list[int],
+                   standing: set[int]) -> bool:
+    """Whether the tiles of ``row`` are off the table plane fitted to the other lying
+    tiles (groups of two or more, none of ``standing``): its error over ``RACK_ERROR``
+    and ``RACK_MARGIN`` times any other group's, as a rack's is without bands. A faint
+    ledge and a row's shape are two signs that fail apart: of the rows with a faint
+    ledge only (the dev seeds at ``standing.FAINT_CONTRAST``; 60296 and 61714 at
+    ``FAINT_NEAR_CONTRAST``), the racks lie off the plane, the one lying row on it (60358
+    normal: 0.66 times the worst other group's error). Told so: those 7 racks, no lying
+    row; hard 60000-60199 unchanged."""
+    taken = set(row) | standing
+    others = [g for g in groups if len(g) >= 2 and not set(g) & taken]
+    rest = [i for g in others for i in g]
+    if len(rest) < 4:
+        return False
+    plane = _self_plane(quads, rest)
+
+    def error(g: list[int]) -> float:
+        return float(np.median(np.abs(_shape_errors(quads[g], plane)).max(axis=1)))
+
+    worst_other = max((error(g) for g in others), default=0.0)
+    return error(row) > RACK_ERROR and error(row) > RACK_MARGIN * worst_other
 
 
 def _turned_on_rack(quads: npt.NDArray[np.float64], groups: list[list[int]],

@@ -131,3 +131,20 @@ def test_a_real_rack_of_two_tiers_is_read_apart_from_the_table(photo: str) -> No
     assert tiles >= 5
     assert len(racks) == 2 and sum(len(r) for r in racks) == tiles
     assert reading.reading.state["grid"] == []
+
+
+@pytest.mark.parametrize(("seed", "tiles", "threshold"), [
+    (61704, 7, "FAINT_CONTRAST"), (61714, 10, "FAINT_NEAR_CONTRAST")])
+def test_a_faint_ledge_off_the_tiles_plane_is_a_rack(monkeypatch, seed: int, tiles: int,
+                                                     threshold: str) -> None:
+    """Dev scenes 61704 (a slate ledge on dark wood, 23.7 from the table) and 61714 (a
+    ledge seen far off at a slant, the band lightening past it by 0.011): too faint for
+    ``is_ledge``, but dark, flat, and the row off the plane the other tiles fit. Without
+    ``is_faint_ledge`` each rack stood in the grid as a row, read whole and wrong."""
+    from companion.vision import standing
+
+    scene = render_scene("nummix", seed=seed, difficulty="normal")
+    found = read_image(scene.image, game="nummix").detections
+    assert any(len(rack) == tiles for rack in read_scene(scene, found).extra["racks"])
+    monkeypatch.setattr(standing, threshold, 1000.0)
+    assert read_scene(scene, found).extra["racks"] == []
