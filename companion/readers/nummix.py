@@ -505,11 +505,18 @@ walk of ``_snap_image`` tests only the tiles this close (``common.within``)."""
 def _snap_image(quads: npt.NDArray[np.float64], group: list[int],
                 frames: dict[int, Frame] | None = None) -> Cells:
     """Cells of a touching group, walking from tile to neighbour in the group's shared
-    frame (``_group_frames``, computed here unless given)."""
+    frame (``_group_frames``, computed here unless given), each step measured in the
+    two tiles' own mean size (``_pair_sized``) as ``_touching_image`` measured it: in
+    the group's mean size, a neighbour outlined wide stood too far (dev 61913 hard: Jrb
+    outlined 40 px wide beside a 29 px b13, touching at 0.14 of a side but a step of
+    0.35 in the group's size, split off its run; readings otherwise identical on dev
+    60000+150, 61600+40, 61700+40 normal and 61900+40 hard, one scene of 60000+80
+    hard laid out differently, wrong and unsure either way)."""
     frames = frames if frames is not None else _group_frames(quads, group)
     own = [frames[i] for i in group]
     near = within(own, [NEIGHBOUR_REACH * max(f.width, f.height) for f in own])
     place = {i: k for k, i in enumerate(group)}
+    sizes = {i: frame(quads[i]) for i in group}
     cells: Cells = {group[0]: (0, 0)}
     todo = [group[0]]
     while todo:
@@ -519,11 +526,21 @@ def _snap_image(quads: npt.NDArray[np.float64], group: list[int],
             b = group[m]
             if b in cells:
                 continue
-            step = _neighbour(frames[a].local(frames[b].centre))
+            step = _neighbour(_pair_sized(frames[a], sizes[a], sizes[b]).local(
+                frames[b].centre))
             if step is not None:
                 cells[b] = (ra + step[1], ca + step[0])
                 todo.append(b)
     return cells
+
+
+def _pair_sized(group_frame: Frame, one: Frame, other: Frame) -> Frame:
+    """``group_frame`` (a tile in its group's axes) with sides the mean of two tiles'
+    own: the size ``_touching_image`` measured the pair in."""
+    width = (one.width + other.width) / 2
+    height = (one.height + other.height) / 2
+    return Frame(group_frame.centre, group_frame.right * (width / group_frame.width),
+                 group_frame.down * (height / group_frame.height))
 
 
 def _grids(quads: npt.NDArray[np.float64], groups: list[list[int]],
