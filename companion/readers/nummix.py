@@ -203,8 +203,11 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
     if bands is not None:  # judged rack by rack: its tiles stand side by side
         rows = [i for g in groups if _one_row(quads, g, frames) for i in g]
         chains = _side_by_side(quads, rows)
-        upper = {i for rack in chains if is_ledge([bands[i] for i in rack]) for i in rack}
-        upper |= {i for rack in chains if len(rack) >= FAINT_RACK_TILES
+        lying = [rack for rack in chains
+                 if _flat_on_the_table(quads, rack, [bands[i] for i in rack], plane)]
+        upper = {i for rack in chains if rack not in lying
+                 and is_ledge([bands[i] for i in rack]) for i in rack}
+        upper |= {i for rack in chains if len(rack) >= FAINT_RACK_TILES and rack not in lying
                   and not set(rack) & upper and is_faint_ledge([bands[i] for i in rack])
                   and _off_own_plane(quads, groups, rack, upper) for i in rack}
         upper |= _turned_on_rack(quads, groups, upper)
@@ -235,6 +238,27 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
     if error(rack) > RACK_ERROR and error(rack) > RACK_MARGIN * worst_other:
         return set(rack)
     return set()
+
+
+PLANE_ASKED_BELOW = 44.0
+"""A row whose ledge band lies less than this far from the table (median contrast,
+``standing.FrontBand``) is asked the table plane from the corner markers too
+(``_flat_on_the_table``). Rows of located tiles told by ``is_ledge`` with a plane,
+rendered seeds 60000-60399 normal and 60000-60199 hard: under 44, 15 racks all off the
+plane and 8 lying rows, 5 flat on it (60254, 60109 normal; 60000, 60054, 60084 hard:
+a dark table's soft shadow); the racks flat on it start at 45.5 (60026 normal)."""
+
+
+def _flat_on_the_table(quads: npt.NDArray[np.float64], row: list[int],
+                       bands: Sequence[Any], plane: npt.NDArray[np.float64] | None) -> bool:
+    """Whether a row whose band at the feet is faint (``PLANE_ASKED_BELOW``) lies as
+    27×37 rectangles on the table plane from the markers (``_off_plane`` holds not):
+    lying tiles whose shadow on a dark table passes for a ledge (``is_ledge``, or
+    ``is_faint_ledge`` with the row off the tiles' own plane: dev 60254 normal)."""
+    known = [b.contrast for b in bands if b is not None]
+    if plane is None or not known or float(np.median(known)) >= PLANE_ASKED_BELOW:
+        return False
+    return not _off_plane(quads, [row], plane)
 
 
 FAINT_RACK_TILES = 3

@@ -6,7 +6,8 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.readers.truth import read_scene
+from companion.calibration.markers import detect_markers
+from companion.readers.truth import compare, read_scene
 from companion.synth import render_scene
 from companion.vision.detections import Detections, quad_iou
 from companion.vision.pipeline import read_image
@@ -148,3 +149,19 @@ def test_a_faint_ledge_off_the_tiles_plane_is_a_rack(monkeypatch, seed: int, til
     assert any(len(rack) == tiles for rack in read_scene(scene, found).extra["racks"])
     monkeypatch.setattr(standing, threshold, 1000.0)
     assert read_scene(scene, found).extra["racks"] == []
+
+
+def test_a_row_flat_on_the_markers_plane_is_no_rack_for_a_faint_band(monkeypatch) -> None:
+    """Dev scene 60254 (normal): four lying tiles on a dark table, their soft shadows a
+    band 27.6 from the table and 0.18 as light as the faces, passed for a rack's ledge
+    and the row was read as a rack, whole and wrong. With the table's corner markers the
+    row lies as 27×37 rectangles on the table plane, so under ``PLANE_ASKED_BELOW`` it
+    is no rack, and the grid is read exact."""
+    from companion.readers import nummix
+
+    scene = render_scene("nummix", seed=60254, difficulty="normal")
+    found = read_image(scene.image, game="nummix").detections
+    read = read_scene(scene, found, seen=detect_markers(scene.image))
+    assert read.extra["racks"] == [] and compare(scene, read).state
+    monkeypatch.setattr(nummix, "PLANE_ASKED_BELOW", 0.0)
+    assert read_scene(scene, found, seen=detect_markers(scene.image)).extra["racks"]
