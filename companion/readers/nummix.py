@@ -36,7 +36,7 @@ from companion.readers.common import (
     within,
 )
 from companion.vision.detections import Detections, distances
-from companion.vision.standing import is_ledge
+from companion.vision.standing import is_faint_ledge, is_ledge
 
 TILE = np.array([27.0, 37.0])
 """A tile's width and height (mm) as COMPONENTS.md gives them."""
@@ -202,8 +202,14 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
     bands = detections.data.get("front")
     if bands is not None:  # judged rack by rack: its tiles stand side by side
         rows = [i for g in groups if _one_row(quads, g, frames) for i in g]
-        upper = {i for rack in _side_by_side(quads, rows)
-                 if is_ledge([bands[i] for i in rack]) for i in rack}
+        chains = _side_by_side(quads, rows)
+        lying = [rack for rack in chains
+                 if _flat_on_the_table(quads, rack, [bands[i] for i in rack], plane)]
+        upper = {i for rack in chains if rack not in lying
+                 and is_ledge([bands[i] for i in rack]) for i in rack}
+        upper |= {i for rack in chains if len(rack) >= FAINT_RACK_TILES and rack not in lying
+                  and not set(rack) & upper and is_faint_ledge([bands[i] for i in rack])
+                  and _off_own_plane(quads, groups, rack, upper) for i in rack}
         upper |= _turned_on_rack(quads, groups, upper)
         return upper | _lower_tier(quads, [i for i in rows if i not in upper], upper,
                                    detections.data.get("head"))
@@ -232,6 +238,58 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
     if error(rack) > RACK_ERROR and error(rack) > RACK_MARGIN * worst_other:
         return set(rack)
     return set()
+
+
+PLANE_ASKED_BELOW = 44.0
+"""A row whose ledge band lies less than this far from the table (median contrast,
+``standing.FrontBand``) is asked the table plane from the corner markers too
+(``_flat_on_the_table``). Rows of located tiles told by ``is_ledge`` with a plane,
+rendered seeds 60000-60399 normal and 60000-60199 hard: under 44, 15 racks all off the
+plane and 8 lying rows, 5 flat on it (60254, 60109 normal; 60000, 60054, 60084 hard:
+a dark table's soft shadow); the racks flat on it start at 45.5 (60026 normal)."""
+
+
+def _flat_on_the_table(quads: npt.NDArray[np.float64], row: list[int],
+                       bands: Sequence[Any], plane: npt.NDArray[np.float64] | None) -> bool:
+    """Whether a row whose band at the feet is faint (``PLANE_ASKED_BELOW``) lies as
+    27×37 rectangles on the table plane from the markers (``_off_plane`` holds not):
+    lying tiles whose shadow on a dark table passes for a ledge (``is_ledge``, or
+    ``is_faint_ledge`` with the row off the tiles' own plane: dev 60254 normal)."""
+    known = [b.contrast for b in bands if b is not None]
+    if plane is None or not known or float(np.median(known)) >= PLANE_ASKED_BELOW:
+        return False
+    return not _off_plane(quads, [row], plane)
+
+
+FAINT_RACK_TILES = 3
+"""A row of tiles side by side is taken for a rack on a faint ledge
+(``standing.is_faint_ledge``) only from this many tiles, and only if it lies off the
+plane the other tiles fit (``_off_own_plane``): the plane is fitted to tiles of
+groups, as the fit without markers does (``RACK_CANDIDATES``)."""
+
+
+def _off_own_plane(quads: npt.NDArray[np.float64], groups: list[list[int]], row: list[int],
+                   standing: set[int]) -> bool:
+    """Whether the tiles of ``row`` are off the table plane fitted to the other lying
+    tiles (groups of two or more, none of ``standing``): its error over ``RACK_ERROR``
+    and ``RACK_MARGIN`` times any other group's, as a rack's is without bands. A faint
+    ledge and a row's shape are two signs that fail apart: of the rows with a faint
+    ledge only (the dev seeds at ``standing.FAINT_CONTRAST``; 60296 and 61714 at
+    ``FAINT_NEAR_CONTRAST``), the racks lie off the plane, the one lying row on it (60358
+    normal: 0.66 times the worst other group's error). Told so: those 7 racks, no lying
+    row; hard 60000-60199 unchanged."""
+    taken = set(row) | standing
+    others = [g for g in groups if len(g) >= 2 and not set(g) & taken]
+    rest = [i for g in others for i in g]
+    if len(rest) < 4:
+        return False
+    plane = _self_plane(quads, rest)
+
+    def error(g: list[int]) -> float:
+        return float(np.median(np.abs(_shape_errors(quads[g], plane)).max(axis=1)))
+
+    worst_other = max((error(g) for g in others), default=0.0)
+    return error(row) > RACK_ERROR and error(row) > RACK_MARGIN * worst_other
 
 
 def _turned_on_rack(quads: npt.NDArray[np.float64], groups: list[list[int]],
@@ -471,11 +529,18 @@ walk of ``_snap_image`` tests only the tiles this close (``common.within``)."""
 def _snap_image(quads: npt.NDArray[np.float64], group: list[int],
                 frames: dict[int, Frame] | None = None) -> Cells:
     """Cells of a touching group, walking from tile to neighbour in the group's shared
-    frame (``_group_frames``, computed here unless given)."""
+    frame (``_group_frames``, computed here unless given), each step measured in the
+    two tiles' own mean size (``_pair_sized``) as ``_touching_image`` measured it: in
+    the group's mean size, a neighbour outlined wide stood too far (dev 61913 hard: Jrb
+    outlined 40 px wide beside a 29 px b13, touching at 0.14 of a side but a step of
+    0.35 in the group's size, split off its run; readings otherwise identical on dev
+    60000+150, 61600+40, 61700+40 normal and 61900+40 hard, one scene of 60000+80
+    hard laid out differently, wrong and unsure either way)."""
     frames = frames if frames is not None else _group_frames(quads, group)
     own = [frames[i] for i in group]
     near = within(own, [NEIGHBOUR_REACH * max(f.width, f.height) for f in own])
     place = {i: k for k, i in enumerate(group)}
+    sizes = {i: frame(quads[i]) for i in group}
     cells: Cells = {group[0]: (0, 0)}
     todo = [group[0]]
     while todo:
@@ -485,11 +550,21 @@ def _snap_image(quads: npt.NDArray[np.float64], group: list[int],
             b = group[m]
             if b in cells:
                 continue
-            step = _neighbour(frames[a].local(frames[b].centre))
+            step = _neighbour(_pair_sized(frames[a], sizes[a], sizes[b]).local(
+                frames[b].centre))
             if step is not None:
                 cells[b] = (ra + step[1], ca + step[0])
                 todo.append(b)
     return cells
+
+
+def _pair_sized(group_frame: Frame, one: Frame, other: Frame) -> Frame:
+    """``group_frame`` (a tile in its group's axes) with sides the mean of two tiles'
+    own: the size ``_touching_image`` measured the pair in."""
+    width = (one.width + other.width) / 2
+    height = (one.height + other.height) / 2
+    return Frame(group_frame.centre, group_frame.right * (width / group_frame.width),
+                 group_frame.down * (height / group_frame.height))
 
 
 def _grids(quads: npt.NDArray[np.float64], groups: list[list[int]],

@@ -72,6 +72,33 @@ were told by nothing else (dev 60036 normal, lightening by a median 0.010; 60086
 (60050 hard); no lying row came within a contrast of 104 at darkness 0.5."""
 
 
+FAINT_CONTRAST = 15.0
+FAINT_DARKNESS = 0.25
+FAINT_FLAT = 0.01
+"""A faint ledge (``is_faint_ledge``): a dark rack on a dark table, its band only
+``FAINT_CONTRAST`` from the table (the ledge a slate grey, the table a dark brown:
+contrast 21-24 against ``LEDGE_CONTRAST``'s 25), at most ``FAINT_DARKNESS`` as light as
+the faces, neither lightening outward over the band nor changing over its inner half by
+more than ``FAINT_FLAT`` of the face (one flat object; a lying tile's outline falls a
+little inside the tile, and its inner half darkens outward off the tile's rim). Rows of
+3+ located tiles side by side not told by ``is_ledge``, rendered seeds 60000-60399
+normal, 60000-60199 hard, 61700-61739 normal: racks 60047, 60358, 60388, 61704 normal
+(contrast 22.6-24.0, 0.19-0.20 as light, inner half changing by at most 0.005) and 60135
+(21.3); lying rows so flat and dark, only one (60358 normal: contrast 18.6, 0.22 as
+light); 20 lying rows dark enough but changing by 0.02-0.15 over the inner half, or
+lighter than 0.25."""
+FAINT_NEAR_CONTRAST = 50.0
+FAINT_NEAR_DARKNESS = 0.22
+"""A faint ledge seen over the band's inner half alone (``is_faint_ledge``): at least
+``FAINT_NEAR_CONTRAST`` from the table and at most ``FAINT_NEAR_DARKNESS`` as light as
+the faces, flat (``FAINT_FLAT``). A rack seen far off at a slant shows a ledge narrower
+than the band, which lightens outward onto a light table (dev 61714 and 60296 normal:
+inner halves 53.6 and 54.1 from the table, 0.20 as light, changing by 0.002; whole
+bands lightening by 0.011 and 0.027). Same rows as ``FAINT_CONTRAST``: lying rows with
+such a flat inner half came to 50.6 at 0.25 as light (60101 hard) or 45.5 at 0.21
+(60193 hard)."""
+
+
 @dataclass(frozen=True)
 class FrontBand:
     """The band at one tile's foot (all in CIELAB, 8-bit OpenCV scale).
@@ -137,6 +164,26 @@ def is_ledge(bands: Sequence[FrontBand | None]) -> bool:
     return (median("near_contrast") >= LEDGE_STRONG
             and median("near_darkness") <= LEDGE_STRONG_DARKNESS
             and median("near_rise") <= LEDGE_RISE)
+
+
+def is_faint_ledge(bands: Sequence[FrontBand | None]) -> bool:
+    """Whether the bands at the feet of a row of tiles (medians, the unmeasured left
+    out) may show a rack's ledge too faint for ``is_ledge`` (``FAINT_*``): dark and flat,
+    a little off the table. Not enough alone (a few lying rows on dark tables come
+    close): the Nummix reader asks the row's shape as well."""
+    known = [b for b in bands if b is not None]
+    if not known:
+        return False
+
+    def median(field: str) -> float:
+        return float(np.median([getattr(b, field) for b in known]))
+
+    if abs(median("near_rise")) > FAINT_FLAT:
+        return False
+    whole = (median("contrast") >= FAINT_CONTRAST and median("darkness") <= FAINT_DARKNESS
+             and median("rise") <= FAINT_FLAT)
+    return whole or (median("near_contrast") >= FAINT_NEAR_CONTRAST
+                     and median("near_darkness") <= FAINT_NEAR_DARKNESS)
 
 
 def ledge_sides(image: npt.NDArray[np.uint8], detections: Detections,

@@ -475,7 +475,11 @@ def missed_beside_sure(read: Detections, balanced: Image, model: Model) -> Detec
     off in colour nor ``STRAY_DARKER`` darker) and read sure (``MISSED_SURE``). The
     locator now and then misses a tile faint on a light table or outlines it with its
     neighbour (cut back to one tile by ``tile_sized``); a tile read unsure is not added,
-    it stays missed rather than a guess."""
+    it stays missed rather than a guess. A step reaching past the photo's edge is not
+    tried: its crop repeats the edge pixels, and a sure tile at the edge mirrored there
+    read as a tile (dev 61721 normal: an o9 at the bottom edge gave an o1 at 0.83 wholly
+    off the photo, in the grid; of the 28 tiles added on dev 60000-60299 and 61700-61739
+    normal and 60000-60149 hard, the other 27 lay wholly within the photo)."""
     tiles = [i for i in read if read.kinds[i] == "nummix_tile"]
     sure = [i for i in tiles if float(read.confidences[i]) >= UNSURE]
     if len(sure) < 3:
@@ -486,7 +490,11 @@ def missed_beside_sure(read: Detections, balanced: Image, model: Model) -> Detec
     near_steps = within_reach(steps, *reach_circles(steps))
     kept: list[int] = []  # steps taken as tries, in order: each shadows the later ones
     kept_set: set[int] = set()  # the same, to ask whether a step is kept
+    height, width = balanced.shape[:2]
     for m, moved in enumerate(steps):
+        if not (np.all(moved >= 0) and np.all(moved[:, 0] <= width - 1)
+                and np.all(moved[:, 1] <= height - 1)):
+            continue  # read past the photo's edge, the crop is its edge pixels repeated
         centre = tuple(float(v) for v in moved.mean(axis=0))
         if not any(cv2.pointPolygonTest(o, centre, False) >= 0
                    or quad_iou(moved, o) >= STEP_OVERLAP

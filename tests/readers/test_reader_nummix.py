@@ -222,6 +222,20 @@ def test_a_blurred_tile_outlined_18_degrees_turned_stays_in_its_run() -> None:
     assert frozenset({"k4", "k5", "k6", "k7", "k8", "k9"}) in got
 
 
+def test_a_tile_outlined_wide_stays_in_its_run() -> None:
+    """Dev scene 61913 (hard): Jrb, last of the run b11 b12 b13 Jrb, is outlined 40 px
+    wide beside b13's 29: they touch at 0.14 of their own mean side past a pitch, and
+    the walk that snaps the group to cells measures each step in the two tiles' own
+    size too, so Jrb keeps its cell in the run (measured in the group's mean size, 0.35
+    past a pitch, it was split off, the run read as b11 b12 b13, whole and wrong)."""
+    from companion.readers.photo import read_photo
+
+    scene = render_scene("nummix", seed=61913, difficulty="hard")
+    read = read_photo(scene.image, game="nummix").reading
+    got = {frozenset(t for _, _, t in c) for c in nummix_components(read.state["grid"])}
+    assert frozenset({"b11", "b12", "b13", "Jrb"}) in got
+
+
 def _tile(centre: tuple[float, float], degrees: float) -> np.ndarray:
     """A 27×37 tile outline (scaled ×2) turned by ``degrees`` about its centre."""
     t = np.radians(degrees)

@@ -764,6 +764,24 @@ def test_a_tile_the_locator_missed_beside_a_sure_one_is_found() -> None:
     assert found >= 0.6 * missing, (found, missing)
 
 
+def test_no_missed_tile_is_added_past_the_photos_edge() -> None:
+    """Dev scene 61721 (normal): a rack's o9 at the photo's bottom edge, stepped over
+    past it, read o1 at 0.83 from the edge pixels repeated, an outline wholly off the
+    photo that stood in the grid and kept the rack from being read apart. No located
+    tile lies off the photo, and the grid is read exact."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+    from companion.synth import render_scene
+
+    scene = render_scene("nummix", seed=61721, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="nummix", players=players, caller=caller)
+    height, width = scene.image.shape[:2]
+    centres = read.pieces.detections.quads.mean(axis=1)
+    assert np.all((centres >= 0) & (centres < [width, height]))
+    assert compare(scene, read.reading).state
+
+
 def test_a_rack_tile_read_surely_a_quarter_turn_off_is_read_standing() -> None:
     """Dev scene 61127 (normal): k13 and r16 stand on a rack seen steeply, each beside
     one sure standing tile, outlined a quarter turn off and read k5 and r5 surely; with

@@ -6,7 +6,8 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.readers.truth import read_scene
+from companion.calibration.markers import detect_markers
+from companion.readers.truth import compare, read_scene
 from companion.synth import render_scene
 from companion.vision.detections import Detections, quad_iou
 from companion.vision.pipeline import read_image
@@ -131,3 +132,36 @@ def test_a_real_rack_of_two_tiers_is_read_apart_from_the_table(photo: str) -> No
     assert tiles >= 5
     assert len(racks) == 2 and sum(len(r) for r in racks) == tiles
     assert reading.reading.state["grid"] == []
+
+
+@pytest.mark.parametrize(("seed", "tiles", "threshold"), [
+    (61704, 7, "FAINT_CONTRAST"), (61714, 10, "FAINT_NEAR_CONTRAST")])
+def test_a_faint_ledge_off_the_tiles_plane_is_a_rack(monkeypatch, seed: int, tiles: int,
+                                                     threshold: str) -> None:
+    """Dev scenes 61704 (a slate ledge on dark wood, 23.7 from the table) and 61714 (a
+    ledge seen far off at a slant, the band lightening past it by 0.011): too faint for
+    ``is_ledge``, but dark, flat, and the row off the plane the other tiles fit. Without
+    ``is_faint_ledge`` each rack stood in the grid as a row, read whole and wrong."""
+    from companion.vision import standing
+
+    scene = render_scene("nummix", seed=seed, difficulty="normal")
+    found = read_image(scene.image, game="nummix").detections
+    assert any(len(rack) == tiles for rack in read_scene(scene, found).extra["racks"])
+    monkeypatch.setattr(standing, threshold, 1000.0)
+    assert read_scene(scene, found).extra["racks"] == []
+
+
+def test_a_row_flat_on_the_markers_plane_is_no_rack_for_a_faint_band(monkeypatch) -> None:
+    """Dev scene 60254 (normal): four lying tiles on a dark table, their soft shadows a
+    band 27.6 from the table and 0.18 as light as the faces, passed for a rack's ledge
+    and the row was read as a rack, whole and wrong. With the table's corner markers the
+    row lies as 27×37 rectangles on the table plane, so under ``PLANE_ASKED_BELOW`` it
+    is no rack, and the grid is read exact."""
+    from companion.readers import nummix
+
+    scene = render_scene("nummix", seed=60254, difficulty="normal")
+    found = read_image(scene.image, game="nummix").detections
+    read = read_scene(scene, found, seen=detect_markers(scene.image))
+    assert read.extra["racks"] == [] and compare(scene, read).state
+    monkeypatch.setattr(nummix, "PLANE_ASKED_BELOW", 0.0)
+    assert read_scene(scene, found, seen=detect_markers(scene.image)).extra["racks"]
