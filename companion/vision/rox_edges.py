@@ -7,7 +7,7 @@ symbols read sure (``element_cards_by_edges``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -289,7 +289,7 @@ def _read_edges(model: Model, balanced: Image, quads: npt.NDArray[np.float32], *
     refit = [k for k, (_, sure) in enumerate(out) if sure < EDGE_FIT_CHECK_BELOW and k not in known]
     checked = {k for k in refit if out[k][1] >= EDGE_REFIT_BELOW}  # keep their outline
     smooth = cv2.GaussianBlur(balanced, (3, 3), 0) if refit else balanced
-    aspects = _photo_aspects(quads) if refit else []
+    aspects = _photo_aspects(quads, refit)
     fitted = {k: fit_card_outline(smooth, quads[k], aspect=aspects[k], count=EDGE_FITS)
               for k in refit}
     outlines = [known[k][1] if k in known else quads[k] for k in range(len(quads))]
@@ -347,8 +347,8 @@ def _overlaps(cards: list[int], outlines: list[npt.NDArray[np.float32]]) -> list
                 default=0.0) for n, k in enumerate(cards)]
 
 
-def _photo_aspects(quads: npt.NDArray[np.float32]) -> list[float]:
-    """Each card's long side over its short side as the photo shows it at ``quads``
+def _photo_aspects(quads: npt.NDArray[np.float32], cards: Sequence[int]) -> dict[int, float]:
+    """Each of ``cards``' long side over its short side as the photo shows it at ``quads``
     (the ``aspect`` its outline is fitted to): a square along the card's located axes,
     squeezed as the camera squeezes the cards round it (``segment.unsqueezed``). A
     photo taken at a slant shows a square card as a rectangle, and a fit kept square
@@ -358,15 +358,16 @@ def _photo_aspects(quads: npt.NDArray[np.float32]) -> list[float]:
     33 -> 34 (61612), 61700+40 normal and 61900+40 hard unchanged (hard: element cards
     counted sure 414 -> 423 of 595, sure and wrong 3 -> 2); the same time."""
     square = piece_aspect("rox_card")
-    out = []
-    for quad, unsqueeze in zip(quads, unsqueezed(list(quads), list(range(len(quads)))),
-                               strict=True):
+    out = {}
+    for k, unsqueeze in zip(cards, unsqueezed(list(quads), list(range(len(quads))),
+                                              at=cards), strict=True):
+        quad = quads[k]
         right = unsqueeze @ (quad[1] - quad[0]).astype(np.float64)
         along = right / max(float(np.linalg.norm(right)), 1e-9)
         squeeze = np.linalg.inv(unsqueeze)
         sides = sorted((float(np.linalg.norm(squeeze @ along)),
                         float(np.linalg.norm(squeeze @ np.array([-along[1], along[0]])))))
-        out.append(square * sides[1] / max(sides[0], 1e-9))
+        out[k] = square * sides[1] / max(sides[0], 1e-9)
     return out
 
 

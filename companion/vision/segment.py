@@ -628,16 +628,17 @@ touching an element card (not seen there: scoring cards lie apart) would be cut 
 and its half read as an element card without edge symbols: unsure."""
 
 
-def unsqueezed(quads: list[npt.NDArray[np.float32]], rows: list[int]
-                ) -> list[npt.NDArray[np.float64]]:
-    """For each Rox card ``rows`` of ``quads``, the matrix that undoes the camera's
-    squeeze where it lies (see ``_rox_kinds``), or the identity with fewer than three."""
+def unsqueezed(quads: list[npt.NDArray[np.float32]], rows: list[int], *,
+               at: Sequence[int] | None = None) -> list[npt.NDArray[np.float64]]:
+    """For each Rox card ``rows`` of ``quads`` (or only those at the positions ``at`` of
+    ``rows``, the rest still the neighbours), the matrix that undoes the camera's squeeze
+    where it lies (see ``_rox_kinds``), or the identity with fewer than three."""
     edges = [np.column_stack([quads[i][1] - quads[i][0], quads[i][3] - quads[i][0]])
              .astype(np.float64) for i in rows]
     grams = np.array([m @ m.T / max(abs(float(np.linalg.det(m))), 1e-9) for m in edges])
     centres = np.array([quads[i].mean(axis=0) for i in rows]).reshape(-1, 2)
     out = []
-    for j in range(len(rows)):
+    for j in range(len(rows)) if at is None else at:
         unsqueeze = np.eye(2)
         if len(edges) >= 3:  # the squeeze where this card lies: its nearest cards'
             near = np.argsort(np.linalg.norm(centres - centres[j], axis=1))[:SQUEEZE_CARDS]
