@@ -85,11 +85,15 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     edges = detections.data.get("edge", (None,) * len(detections))
     ups = detections.data.get("up", (None,) * len(detections))
     counted = detections.data.get("edge_sure", (None,) * len(detections))
+    doubts = detections.data.get("centre_doubt", (None,) * len(detections))
     for i in cards:
         problem = unsure(detections, i, "element card")
         label = detections.labels[i]
         if problem is not None and counted[i] is not None and counted[i] < MIN_CONFIDENCE:
             problem["why"] = _edges_unsure(edges[i], float(counted[i]), detections, i)
+        if problem is not None and doubts[i] is not None:
+            problem["why"] = (f"centre element read {label!r}, but {doubts[i]}; "
+                              + str(problem.get("why", "")))
         if problem is None and label not in ELEMENTS:
             problem = {"piece": i, "what": "element card", "why": f"not an element: {label!r}"}
         if problem is None and not _edge_ok(edges[i]):
@@ -292,11 +296,13 @@ its direction says which end it is given from)."""
 
 def _centre_unsure(detections: Detections, bad: set[int]) -> set[int]:
     """The cards of ``bad`` whose centre element itself is not read sure (the element
-    card model's probability under ``rox_edges.CENTRE_SURE_AT``, or no element): a card
+    card model's probability under ``rox_edges.CENTRE_SURE_AT``, its symbol's colour
+    against it (``data["centre_doubt"]``), or no element): a card
     unknown for its edge symbols alone still shows its up by its centre symbol
     (``_face_votes``)."""
     alternatives = detections.data.get("alternatives", (None,) * len(detections))
-    return {i for i in bad if not alternatives[i]
+    doubts = detections.data.get("centre_doubt", (None,) * len(detections))
+    return {i for i in bad if not alternatives[i] or doubts[i] is not None
             or alternatives[i][0][0] != detections.labels[i]
             or float(alternatives[i][0][1]) < CENTRE_SURE_AT}
 

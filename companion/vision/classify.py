@@ -86,7 +86,7 @@ from companion.vision.rox_edges import (
     element_cards_by_edges,
     read_rox_edges,
 )
-from companion.vision.rox_faces import face_ups
+from companion.vision.rox_faces import centre_colour_doubts, face_ups
 from companion.vision.strays import without_doubles, without_scoring_strays, without_strays
 from companion.vision.tiles import (
     facing_neighbours,
@@ -269,6 +269,11 @@ pixels high: on dev 60100-60159 (normal) the 3 read sure and wrong (5 for 3 at 0
 for 6 at 0.92, 10 for 5 at 0.86) each had nudged readings disagreeing, and of the 124
 read right 1 (0.82)."""
 
+CENTRE_DOUBTED_CONFIDENCE = 0.45
+"""An element card whose centre symbol's colour clearly disagrees with its centre element
+as read (``rox_faces.centre_colour_doubts``, ``data["centre_doubt"]``) is read no surer
+than this, under the readers' bar (``MIN_CONFIDENCE``) as ``JOINED_CONFIDENCE`` is."""
+
 
 def _doubted_unless_nudges_agree(model: Model, balanced: Image, kind: str,
                                  starts: list[npt.NDArray[np.float32]],
@@ -442,6 +447,13 @@ def classify(image: Image, detections: Detections, *, game: str,
                                             [labels[i] for i in rox_rows]), strict=True):
             ups[i] = up
         data["up"] = tuple(ups)
+        doubts: list[Any] = list(data.get("centre_doubt", (None,) * n))
+        for i, doubt in zip(rox_rows, centre_colour_doubts(
+                balanced, quads[rox_rows], [labels[i] for i in rox_rows]), strict=True):
+            doubts[i] = doubt
+            if doubt is not None:
+                confidences[i] = min(float(confidences[i]), CENTRE_DOUBTED_CONFIDENCE)
+        data["centre_doubt"] = tuple(doubts)
     others = data.get("other_outlines") or ((),) * n  # the locator's other outlines
     sheet_rows = [i for i in range(n) if detections.kinds[i] == "qwixx_sheet"]
     if sheet_rows:  # box by box: crossed or not (companion.vision.sheet)

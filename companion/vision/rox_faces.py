@@ -114,3 +114,71 @@ def _glyph(label: str, reach: float) -> npt.NDArray[np.float32]:
                 for k in range(10)]
         fill([(mid + r * math.cos(a), mid + r * math.sin(a)) for r, a in tips])
     return image.astype(np.float32)
+
+
+SYMBOL_DISC = 0.15
+"""The disc (radius in card sides, a little over ``GLYPH_REACH``) whose colours are the
+centre symbol's for ``centre_colour_doubts``."""
+INK_CHROMA = 30
+"""A pixel is coloured ink at this CIELAB a*b* distance from the stone's colour
+(``STONE_RING``) or more: magic's white and black star stays under it, on the grey stone
+and on the hard scenes' slate-blue one (from grey, 2 of 787 right magic readings on dev
+60800-60859 hard had 3-7 % of their disc over it)."""
+COLOURED_SHARE = 0.02
+"""A centre read ``magic`` is doubted when this share of its symbol disc or more is
+coloured ink (``INK_CHROMA``). Located element cards, dev 61000-61059 normal and
+60700-60739 hard: all 310 magic cards had none; right-read coloured cards had 0.07 or
+more but for a few washed out by glare (none); coloured cards read magic had 0.06-0.2 or,
+washed out, none. Held out, dev 60100-60199 normal / 60800-60859 hard: no right reading
+of 1427 / 787 doubted (``centre_colour_doubts``, both rules)."""
+INK_HUES = {"fire": 35.0, "air": 95.0, "earth": 142.0, "water": 289.0}
+"""Each coloured element's ink hue (CIELAB a*b* angle in degrees, after white balance):
+the medians on the cards above (red, yellow, green, blue)."""
+HUE_OFF = 40.0
+"""A centre read as a coloured element is doubted when its ink's median hue lies this
+many degrees or more from the element's (``INK_HUES``); the right readings above were
+all within 22.3 (normal) and 22.8 (hard, air toward green), held out (hard) 30.8, and the
+neighbouring inks lie 47 or more apart."""
+
+
+def centre_colour_doubts(balanced: Image, quads: npt.NDArray[np.float32],
+                         labels: Sequence[str | None]) -> list[str | None]:
+    """For each card, why its centre symbol's colour (``balanced``: white-balanced)
+    clearly disagrees with its centre element as read (``labels``), else None.
+    COMPONENTS.md gives colour as the element's main cue; the element card model
+    alone read a plain red fire symbol as magic at 0.94 (dev 61730)."""
+    out: list[str | None] = []
+    radius = _radii(FACE_SIDE)
+    disc = radius < SYMBOL_DISC * FACE_SIDE
+    for quad, label in zip(quads, labels, strict=True):
+        if label is None:
+            out.append(None)
+            continue
+        square = cv2.GaussianBlur(rectify(balanced, np.asarray(quad, np.float32),
+                                          size=(FACE_SIDE, FACE_SIDE)), (3, 3), 0)
+        lab = cv2.cvtColor(square, cv2.COLOR_BGR2LAB).astype(np.float32)
+        stone = np.median(lab[(radius > STONE_RING[0] * FACE_SIDE)
+                              & (radius < STONE_RING[1] * FACE_SIDE)], axis=0)
+        a, b = lab[disc][:, 1] - 128, lab[disc][:, 2] - 128
+        ink = np.hypot(a - (stone[1] - 128), b - (stone[2] - 128)) >= INK_CHROMA
+        share = float(ink.mean())
+        if share < COLOURED_SHARE:
+            out.append(None)  # no coloured ink: magic, or a symbol washed out by glare
+            continue
+        hue = float(np.median(np.degrees(np.arctan2(b[ink], a[ink])) % 360))
+        nearest = min(INK_HUES, key=lambda e: _hue_apart(hue, INK_HUES[e]))
+        if label == "magic":
+            out.append(f"its symbol is coloured ({share:.0%} of it, nearest {nearest}'s "
+                       f"hue), magic's is white")
+        elif label in INK_HUES and _hue_apart(hue, INK_HUES[label]) >= HUE_OFF:
+            out.append(f"its symbol's colour (hue {hue:.0f}) is nearest {nearest}'s, "
+                       f"not {label}'s")
+        else:
+            out.append(None)
+    return out
+
+
+def _hue_apart(a: float, b: float) -> float:
+    """Degrees between hue angles ``a`` and ``b`` round the circle."""
+    d = abs(a - b) % 360
+    return min(d, 360 - d)

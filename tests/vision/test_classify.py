@@ -1540,6 +1540,41 @@ def test_rox_cards_centre_symbols_show_their_up() -> None:
     assert sum(a > 0.05 for a in pointed) >= 0.7 * len(pointed)
 
 
+def test_rox_centre_colour_doubts_a_centre_whose_colour_disagrees() -> None:
+    """A centre symbol's colour (``rox_faces.centre_colour_doubts``) agrees with every
+    card's true element through its true outline, and disagrees with magic read for a
+    coloured symbol and with an element two inks away; dev 61730's plain red fire card,
+    which the element card model reads magic at 0.94, comes back unsure."""
+    from companion.synth import render_scene
+    from companion.vision.colour import white_balance
+    from companion.vision.pipeline import read_image
+    from companion.vision.rox_faces import INK_HUES, centre_colour_doubts
+
+    wrong_for = {"fire": "earth", "air": "water", "earth": "fire", "water": "air"}
+    for seed in (61000, 61001, 61002, 61003):
+        scene = render_scene("rox", seed=seed, difficulty="normal")
+        cards = [p for p in scene.pieces if p.kind == "rox_card" and p.visible_fraction > 0.99]
+        balanced, _ = white_balance(scene.image)
+        quads = np.array([np.asarray(p.quad, np.float32) for p in cards])
+        assert centre_colour_doubts(balanced, quads, [p.label for p in cards]) == (
+            [None] * len(cards))
+        coloured = [k for k, p in enumerate(cards) if p.label in INK_HUES]
+        assert len(coloured) >= 5
+        for misread in ("magic", None):
+            labels = [("magic" if misread else wrong_for[str(cards[k].label)])
+                      for k in coloured]
+            doubts = centre_colour_doubts(balanced, quads[coloured], labels)
+            assert sum(d is not None for d in doubts) >= len(coloured) - 1  # glare
+    scene = render_scene("rox", seed=61730, difficulty="normal")
+    read = read_image(scene.image, game="rox").detections
+    fire = next(p for p in scene.pieces if p.kind == "rox_card" and p.label == "fire"
+                and quad_iou(np.asarray(p.quad, np.float32), read.quads[2]) > 0.5)
+    assert fire is not None and read.labels[2] == "magic"
+    assert read.data["centre_doubt"][2] is not None
+    assert read.confidences[2] < MIN_CONFIDENCE
+    assert sum(d is not None for d in read.data["centre_doubt"]) == 1
+
+
 def _outlined_off(seed: int, label: str, neighbour: str
                   ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
     """A normal rendered Nummix scene (white balanced), the true outline of its tile
