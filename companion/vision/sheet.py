@@ -486,13 +486,20 @@ def _searched_fit(image: Image, upright: Quad) -> tuple[Quad, float, Quad]:
     61736: found at 0.72 a half turn round, its turn certainty 0, so another outline's
     fit 80 px off was read; turned, 0.76 and within a pixel)."""
     found, _ = search_layout(image, upright, "qwixx_sheet")
+    fitted, corr = _fit_found(image, found)
+    return fitted, corr, upright
+
+
+def _fit_found(image: Image, found: Quad) -> tuple[Quad, float]:
+    """The pad's fit from where its rows were ``found`` (``_searched_fit``), turned as
+    its row colours prefer: (the fitted quad, its correlation, -1 for no fit)."""
     fitted, corr = align_to_layout(image, found, "qwixx_sheet")
     if np.array_equal(fitted, found):
-        return fitted, -1.0, upright
+        return fitted, -1.0
     turned = _orientation(image, fitted)
     if not np.array_equal(turned, fitted):  # its rows prefer another turn: fit that
         fitted, corr = align_to_layout(image, turned, "qwixx_sheet")
-    return fitted, corr, upright
+    return fitted, corr
 
 
 def _upright_fit(image: Image, quad: Quad) -> tuple[Quad, float, Quad]:
@@ -579,8 +586,17 @@ def _searched_refit(image: Image, upright: Quad, fit: float) -> Quad | None:
     ``upright`` fit (``_searched_fit``), when that correlates ``SLIP_GAIN`` better than
     ``fit`` and its boxes' print confirms it (``_print_confirms``): an outline short by
     a column or more (dev 61062: its lock column outlined as cards) fits off by more than
-    a column refit reaches (20 px: 0.78, where the rows found fit at 0.88, within 2 px)."""
-    searched, corr, _ = _searched_fit(image, upright)
+    a column refit reaches (20 px: 0.78, where the rows found fit at 0.88, within 2 px).
+    The found place is fitted in full only when its coarse fit beats the weak fit's by
+    ``SLIP_GAIN`` (as ``_column_refit`` compares its starts): most weak fits on hard dev
+    photos are faint or blurred, and the found place fits no better."""
+    found, _ = search_layout(image, upright, "qwixx_sheet")
+    coarse = LONG_SIDE[:1]
+    _, here = align_to_layout(image, upright, "qwixx_sheet", coarse)
+    _, there = align_to_layout(image, found, "qwixx_sheet", coarse)
+    if there < here + SLIP_GAIN:
+        return None
+    searched, corr = _fit_found(image, found)
     if corr < fit + SLIP_GAIN:
         return None
     if not _print_confirms(image, searched, _crossed(image, _placed(searched), PAD)):
