@@ -209,6 +209,8 @@ def _read_balanced(image: Image, quad: npt.ArrayLike | None, markers: Sequence[A
     if upright is not None and located is not None and fit < SHEET_FIT_GOOD and not _print_confirms(
             image, upright, p):  # a weak fit its print does not confirm: a column off?
         moved = _column_refit(image, [upright, located], upright, fit)  # fit or outline
+        if moved is None:  # no column away: the rows found about the fit, if they fit
+            moved = _searched_refit(image, upright, fit)
         if moved is not None:
             upright = moved
             placed = _placed(moved)
@@ -478,10 +480,26 @@ def _searched_fit(image: Image, upright: Quad) -> tuple[Quad, float, Quad]:
     """The pad's fit to its printed rows started from where they are found by template
     matching about an ``upright`` start (``search_layout``): (the fitted quad, the fit's
     correlation, the start). A found place the fit cannot improve on is no fit
-    (correlation -1): on dev scenes those were a neighbouring sheet or a slipped row."""
+    (correlation -1): on dev scenes those were a neighbouring sheet or a slipped row.
+    The rows' colourfulness, all the search sees, looks alike half a turn round, so the
+    fit is turned by its row colours (``_orientation``) and fitted again as they lie (dev
+    61736: found at 0.72 a half turn round, its turn certainty 0, so another outline's
+    fit 80 px off was read; turned, 0.76 and within a pixel)."""
     found, _ = search_layout(image, upright, "qwixx_sheet")
+    fitted, corr = _fit_found(image, found)
+    return fitted, corr, upright
+
+
+def _fit_found(image: Image, found: Quad) -> tuple[Quad, float]:
+    """The pad's fit from where its rows were ``found`` (``_searched_fit``), turned as
+    its row colours prefer: (the fitted quad, its correlation, -1 for no fit)."""
     fitted, corr = align_to_layout(image, found, "qwixx_sheet")
-    return fitted, (-1.0 if np.array_equal(fitted, found) else corr), upright
+    if np.array_equal(fitted, found):
+        return fitted, -1.0
+    turned = _orientation(image, fitted)
+    if not np.array_equal(turned, fitted):  # its rows prefer another turn: fit that
+        fitted, corr = align_to_layout(image, turned, "qwixx_sheet")
+    return fitted, corr
 
 
 def _upright_fit(image: Image, quad: Quad) -> tuple[Quad, float, Quad]:
@@ -561,6 +579,29 @@ def _column_refit(image: Image, quads: Sequence[Quad], fitted: Quad, fit: float
         if corr >= fit + SLIP_GAIN and (best is None or corr > best[1]):
             best = (moved, corr)
     return None if best is None else best[0]
+
+
+def _searched_refit(image: Image, upright: Quad, fit: float) -> Quad | None:
+    """The pad's fit started where template matching finds its rows about the weak
+    ``upright`` fit (``_searched_fit``), when that correlates ``SLIP_GAIN`` better than
+    ``fit`` and its boxes' print confirms it (``_print_confirms``): an outline short by
+    a column or more (dev 61062: its lock column outlined as cards) fits off by more than
+    a column refit reaches (20 px: 0.78, where the rows found fit at 0.88, within 2 px).
+    The found place is fitted in full only when its coarse fit beats the weak fit's by
+    ``SLIP_GAIN`` (as ``_column_refit`` compares its starts): most weak fits on hard dev
+    photos are faint or blurred, and the found place fits no better."""
+    found, _ = search_layout(image, upright, "qwixx_sheet")
+    coarse = LONG_SIDE[:1]
+    _, here = align_to_layout(image, upright, "qwixx_sheet", coarse)
+    _, there = align_to_layout(image, found, "qwixx_sheet", coarse)
+    if there < here + SLIP_GAIN:
+        return None
+    searched, corr = _fit_found(image, found)
+    if corr < fit + SLIP_GAIN:
+        return None
+    if not _print_confirms(image, searched, _crossed(image, _placed(searched), PAD)):
+        return None
+    return searched
 
 
 def _row_px(upright: Quad) -> float:
