@@ -200,7 +200,7 @@ def test_a_rox_cards_outline_is_fitted_as_the_slanted_photo_shows_a_square(
     players, caller = given_names(scene)
     read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
     assert compare(scene, read).state and not read.unread
-    monkeypatch.setattr(rox_edges, "_photo_aspects", lambda quads: [1.0] * len(quads))
+    monkeypatch.setattr(rox_edges, "_photo_aspects", lambda quads, cards: {k: 1.0 for k in cards})
     read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
     # the fault it fixed: read whole and wrong, or now, the searched outline reaching
     # over the next card (``rox_edges.EDGE_OVERLAP_UNSURE``), the card unsure
