@@ -356,7 +356,10 @@ def _photo_aspects(quads: npt.NDArray[np.float32], cards: Sequence[int]) -> dict
     44 by 58 px fitted 55 by 58 and searched from there to a sure and wrong count (read
     whole and wrong). Photo -> state against fits kept square: dev 61600+40 normal exact
     33 -> 34 (61612), 61700+40 normal and 61900+40 hard unchanged (hard: element cards
-    counted sure 414 -> 423 of 595, sure and wrong 3 -> 2); the same time."""
+    counted sure 414 -> 423 of 595, sure and wrong 3 -> 2); the same time. On ranges
+    not looked at while making it, against fits kept square: 61200+60 and 61400+60
+    normal unchanged, 61300+60 and 61500+60 hard one scene each less exact (61303,
+    61556: a card left unsure, not read wrong)."""
     square = piece_aspect("rox_card")
     out = {}
     for k, unsqueeze in zip(cards, unsqueezed(list(quads), list(range(len(quads))),
