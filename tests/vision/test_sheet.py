@@ -292,6 +292,28 @@ def test_a_pad_fitted_a_third_of_a_box_off_is_moved_to_where_it_reads_surely(ren
     assert right[1] >= 0.985 * total and wrong[1] <= wrong[0], (right, wrong)  # 99.3 %
 
 
+def _sure_and_wrong_boxes(seed: int, owner: str
+                          ) -> tuple[list[dict], list[dict], dict[tuple, bool]]:
+    """The boxes of ``owner``'s sheet in dev scene ``seed`` (normal) as the whole read
+    finds them (the located sheet nearest the true one): those read surely, those of
+    them read wrong, and the truth (box -> crossed)."""
+    from companion.readers.truth import sheet_boxes
+    from companion.synth import render_scene
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("qwixx", seed=seed, difficulty="normal")
+    read = read_image(scene.image, game="qwixx").detections
+    piece = next(p for p in scene.pieces if p.kind == "qwixx_sheet" and p.owner == owner)
+    sheet = min((i for i in read if read.kinds[i] == "qwixx_sheet"),
+                key=lambda i: float(np.linalg.norm(read.quads[i].mean(axis=0)
+                                                   - np.mean(piece.quad, axis=0))))
+    truth = {(b["row"], b["value"]): b["crossed"]
+             for b in sheet_boxes(scene.state["sheets"][owner])}
+    sure = [b for b in read.data["boxes"][sheet] if b["confidence"] >= 0.5]
+    wrong = [b for b in sure if b["crossed"] != truth[(b["row"], b["value"])]]
+    return sure, wrong, truth
+
+
 def test_a_sheet_whose_outline_ran_on_to_a_neighbour_is_found_by_its_rows() -> None:
     """Dev scenes where the locator's outlines of a sheet ran 10-50 px on to a card or
     sheet beside it, too far for the fit to converge (61011, 61014, 61454), or where only
@@ -299,21 +321,8 @@ def test_a_sheet_whose_outline_ran_on_to_a_neighbour_is_found_by_its_rows() -> N
     rows found by template matching, and the turn judged where the fit put the sheet,
     read every sheet right (before: 29-37 boxes right and 9-16 surely wrong, or all 52
     unsure)."""
-    from companion.readers.truth import sheet_boxes
-    from companion.synth import render_scene
-    from companion.vision.pipeline import read_image
-
     for seed, owner in ((61011, "Jonas"), (61454, "Tom"), (61014, "Claire"), (60302, "Lea")):
-        scene = render_scene("qwixx", seed=seed, difficulty="normal")
-        read = read_image(scene.image, game="qwixx").detections
-        piece = next(p for p in scene.pieces if p.kind == "qwixx_sheet" and p.owner == owner)
-        sheet = min((i for i in read if read.kinds[i] == "qwixx_sheet"),
-                    key=lambda i: float(np.linalg.norm(read.quads[i].mean(axis=0)
-                                                       - np.mean(piece.quad, axis=0))))
-        truth = {(b["row"], b["value"]): b["crossed"]
-                 for b in sheet_boxes(scene.state["sheets"][owner])}
-        sure = [b for b in read.data["boxes"][sheet] if b["confidence"] >= 0.5]
-        wrong = [b for b in sure if b["crossed"] != truth[(b["row"], b["value"])]]
+        sure, wrong, _ = _sure_and_wrong_boxes(seed, owner)
         assert not wrong and len(sure) >= 51, (seed, owner, len(sure), wrong)
 
 
@@ -324,21 +333,8 @@ def test_rows_found_a_half_turn_round_or_about_a_weak_fit_are_read() -> None:
     outline short by its lock column fitted 20 px off at 0.78, where the rows found about
     the fit fit at 0.88 and their print confirms them (before: 4 boxes unsure, 2 read
     surely wrong). Both now read every box, and right."""
-    from companion.readers.truth import sheet_boxes
-    from companion.synth import render_scene
-    from companion.vision.pipeline import read_image
-
     for seed, owner in ((61736, "Jonas"), (61062, "Ben")):
-        scene = render_scene("qwixx", seed=seed, difficulty="normal")
-        read = read_image(scene.image, game="qwixx").detections
-        piece = next(p for p in scene.pieces if p.kind == "qwixx_sheet" and p.owner == owner)
-        sheet = min((i for i in read if read.kinds[i] == "qwixx_sheet"),
-                    key=lambda i: float(np.linalg.norm(read.quads[i].mean(axis=0)
-                                                       - np.mean(piece.quad, axis=0))))
-        truth = {(b["row"], b["value"]): b["crossed"]
-                 for b in sheet_boxes(scene.state["sheets"][owner])}
-        sure = [b for b in read.data["boxes"][sheet] if b["confidence"] >= 0.5]
-        wrong = [b for b in sure if b["crossed"] != truth[(b["row"], b["value"])]]
+        sure, wrong, truth = _sure_and_wrong_boxes(seed, owner)
         assert not wrong and len(sure) == len(truth), (seed, owner, len(sure), wrong)
 
 
