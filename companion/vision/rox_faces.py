@@ -61,11 +61,8 @@ def face_ups(balanced: Image, quads: npt.NDArray[np.float32], labels: Sequence[s
 def _symbol_ink(balanced: Image, quad: npt.NDArray[np.float64]) -> npt.NDArray[np.float32]:
     """The middle of the card at ``quad`` rectified, as each pixel's colour distance from
     the stone's (``STONE_RING``): the centre symbol stands out whatever its ink."""
-    square = cv2.GaussianBlur(rectify(balanced, quad.astype(np.float32),
-                                      size=(FACE_SIDE, FACE_SIDE)), (3, 3), 0).astype(np.float32)
-    radius = _radii(FACE_SIDE)
-    stone = np.median(square[(radius > STONE_RING[0] * FACE_SIDE)
-                             & (radius < STONE_RING[1] * FACE_SIDE)], axis=0)
+    square = _face(balanced, quad).astype(np.float32)
+    stone = _stone_colour(square)
     lo, hi = int(FACE_SIDE / 2 - 0.24 * FACE_SIDE), int(FACE_SIDE / 2 + 0.24 * FACE_SIDE)
     return np.asarray(np.linalg.norm(square[lo:hi, lo:hi] - stone, axis=2), np.float32)
 
@@ -80,6 +77,22 @@ def _points_up(ink: npt.NDArray[np.float32], label: str) -> float:
             match = float(cv2.matchTemplate(ink, template, cv2.TM_CCOEFF_NORMED).max())
             best[pointing_up] = max(best[pointing_up], match)
     return best[True] - best[False]
+
+
+def _face(balanced: Image, quad: npt.ArrayLike) -> Image:
+    """The card at ``quad`` rectified to a ``FACE_SIDE`` square and lightly blurred: what
+    its centre symbol is judged on (its up, ``_symbol_ink``; its colour,
+    ``centre_colour_doubts``)."""
+    square = rectify(balanced, np.asarray(quad, np.float32), size=(FACE_SIDE, FACE_SIDE))
+    return np.asarray(cv2.GaussianBlur(square, (3, 3), 0), np.uint8)
+
+
+def _stone_colour(square: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """The median colour (in the channels of ``square``, a ``_face``) of the stone's ring
+    round the centre symbol (``STONE_RING``)."""
+    radius = _radii(FACE_SIDE)
+    ring = (radius > STONE_RING[0] * FACE_SIDE) & (radius < STONE_RING[1] * FACE_SIDE)
+    return np.asarray(np.median(square[ring], axis=0), np.float32)
 
 
 @lru_cache(maxsize=4)
@@ -154,11 +167,8 @@ def centre_colour_doubts(balanced: Image, quads: npt.NDArray[np.float32],
         if label is None:
             out.append(None)
             continue
-        square = cv2.GaussianBlur(rectify(balanced, np.asarray(quad, np.float32),
-                                          size=(FACE_SIDE, FACE_SIDE)), (3, 3), 0)
-        lab = cv2.cvtColor(square, cv2.COLOR_BGR2LAB).astype(np.float32)
-        stone = np.median(lab[(radius > STONE_RING[0] * FACE_SIDE)
-                              & (radius < STONE_RING[1] * FACE_SIDE)], axis=0)
+        lab = cv2.cvtColor(_face(balanced, quad), cv2.COLOR_BGR2LAB).astype(np.float32)
+        stone = _stone_colour(lab)
         a, b = lab[disc][:, 1] - 128, lab[disc][:, 2] - 128
         ink = np.hypot(a - (stone[1] - 128), b - (stone[2] - 128)) >= INK_CHROMA
         share = float(ink.mean())
