@@ -141,6 +141,13 @@ def front_bands(image: npt.NDArray[np.uint8], detections: Detections, *,
     return tuple(out)
 
 
+def _band_median(known: Sequence[FrontBand], field: str) -> float:
+    """The median of one field over measured bands (``is_ledge``, ``is_faint_ledge``)."""
+    if len(known) == 1:  # one tile's band (the common case; np.median is slow)
+        return float(getattr(known[0], field))
+    return float(np.median([getattr(b, field) for b in known]))
+
+
 def is_ledge(bands: Sequence[FrontBand | None]) -> bool:
     """Whether the bands at the feet of a row of tiles (or one tile; medians, the
     unmeasured left out) show a rack's ledge (``LEDGE_*``): over the whole band, or a
@@ -151,9 +158,7 @@ def is_ledge(bands: Sequence[FrontBand | None]) -> bool:
         return False
 
     def median(field: str) -> float:
-        if len(known) == 1:  # one tile's band (the common case; np.median is slow)
-            return float(getattr(known[0], field))
-        return float(np.median([getattr(b, field) for b in known]))
+        return _band_median(known, field)
 
     if median("rise") <= LEDGE_RISE and (
             (median("contrast") >= LEDGE_CONTRAST and median("darkness") <= LEDGE_DARKNESS)
@@ -176,7 +181,7 @@ def is_faint_ledge(bands: Sequence[FrontBand | None]) -> bool:
         return False
 
     def median(field: str) -> float:
-        return float(np.median([getattr(b, field) for b in known]))
+        return _band_median(known, field)
 
     if abs(median("near_rise")) > FAINT_FLAT:
         return False
