@@ -23,7 +23,14 @@ BAND_DEPTHS = (0.06, 0.12, 0.18, 0.24)
 """Where the band is sampled, in tile heights out from the tile's foot: a rack's ledge
 (8 mm in front of the tiles, 14 mm high, seen at an angle) covers at least this much."""
 TABLE_DEPTH = (0.8, 1.1)
-"""Where the table around a tile is sampled, in tile heights out from each side."""
+"""Where the table around a tile is sampled, in the tile's longer side (as outlined) out
+from each side. In its height before: a rack tile seen foreshortened is outlined far
+wider than tall (dev 61095: 54×21 px), and that near the table samples fell on the
+rack's own body around it, so a black rack on a grey table showed a ledge 5 from the
+"table" and stood in the grid as a row, read whole and wrong (60266 normal: 70×24 px,
+2 from it). Exact, replayed on the same scenes: normal 60000+600 523 -> 526, 61000+100
+82 -> 83, 61600+40, 61700+40 unchanged; hard 60000+300, 61900+40 unchanged (60076 hard
+whole and wrong -> unsure); no scene newly wrong."""
 ALONG = 8
 """Samples across the tile's width, per depth."""
 GAP_PX = 2.0
@@ -250,11 +257,12 @@ def _bands(image: npt.NDArray[np.uint8], pieces: npt.NDArray[np.int32],
     band = at(np.tile(along, len(depth))[None] * wide,
               tall / 2 + np.repeat(depth, ALONG)[None] * tall + GAP_PX)
     spread = np.linspace(-1.0, 1.0, 5)
+    side = np.maximum(tall, wide)  # a rack tile seen foreshortened: past the rack's body
     rings_u, rings_v = [], []
     for reach in np.linspace(*TABLE_DEPTH, 3):  # all four sides, beyond the piece
         for sign in (1.0, -1.0):
-            rings_u += [spread[None] * wide / 2, sign * (wide / 2 + reach * tall) + 0 * spread]
-            rings_v += [sign * (tall / 2 + reach * tall) + 0 * spread, spread[None] * tall / 2]
+            rings_u += [spread[None] * wide / 2, sign * (wide / 2 + reach * side) + 0 * spread]
+            rings_v += [sign * (tall / 2 + reach * side) + 0 * spread, spread[None] * tall / 2]
     ring = at(np.concatenate(rings_u, axis=1), np.concatenate(rings_v, axis=1))
     grid = np.linspace(-0.3, 0.3, 5)
     face = at(np.tile(grid, 5)[None] * wide, np.repeat(grid, 5)[None] * tall)

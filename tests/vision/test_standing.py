@@ -85,6 +85,35 @@ def test_a_stark_ledge_is_told_though_the_band_lightens_past_it(monkeypatch) -> 
     assert read_scene(scene, found).extra["racks"] == []
 
 
+def test_the_table_is_sampled_past_a_foreshortened_rack_tiles_rack() -> None:
+    """A rack tile seen foreshortened is outlined far wider than tall; the rack's black
+    body lies all round it, further out than the tile is tall. The table is sampled in
+    the tile's longer side, past the body: the ledge stands out from the grey table
+    (measured in the tile's height, the "table" was the body itself: contrast near 0)."""
+    image = np.full((480, 640, 3), (70, 72, 70), np.uint8)  # a dark grey cloth
+    cv2.rectangle(image, (250, 150), (450, 260), (28, 26, 26), -1)  # the rack's body
+    wide = np.array([[300, 200], [370, 200], [370, 224], [300, 224]], np.float32)
+    cv2.fillConvexPoly(image, wide.astype(np.int32), (235, 240, 242))
+    tile = Detections(quads=wide[None], kinds=("nummix_tile",), labels=("r7",),
+                      confidences=np.ones(1, np.float32), oriented=(True,))
+    (band,) = front_bands(image, tile)
+    assert band is not None and band.contrast > 25 and is_ledge([band])
+
+
+@pytest.mark.parametrize(("seed", "tiles"), [(61095, 11), (60266, 6)])
+def test_a_black_rack_seen_foreshortened_on_a_grey_table_is_a_rack(seed: int,
+                                                                    tiles: int) -> None:
+    """Dev scenes 61095 and 60266 (normal): a black rack on a grey or brown table, its
+    tiles outlined 54×21 and 70×24 px. With the table sampled on the rack's body, the
+    ledge showed no contrast and the rack stood in the grid as a row (61095: read whole
+    and wrong); now it is a rack and the grid is exact."""
+    scene = render_scene("nummix", seed=seed, difficulty="normal")
+    found = read_image(scene.image, game="nummix").detections
+    read = read_scene(scene, found, seen=detect_markers(scene.image))
+    assert max(len(rack) for rack in read.extra["racks"]) == tiles
+    assert compare(scene, read).state
+
+
 def test_a_band_off_the_picture_is_not_measured() -> None:
     image = np.full((280, 640, 3), TABLE, np.uint8)  # the tile's foot is the bottom edge
     assert front_bands(image, _one_tile(image)) == (None,)
