@@ -106,6 +106,19 @@ such a flat inner half came to 50.6 at 0.25 as light (60101 hard) or 45.5 at 0.2
 (60193 hard)."""
 
 
+PALE_DARKNESS = 0.40
+"""A pale ledge (``is_pale_ledge``): a band at least ``FAINT_CONTRAST`` from the table,
+at most ``PALE_DARKNESS`` as light as the faces, not lightening outward
+(``LEDGE_RISE``) and flat over its inner half (``FAINT_FLAT``): a black ledge in a
+lamp's light, lighter than ``LEDGE_DARKNESS`` but far from the faces (dev 61015: 0.35
+as light at a contrast of 26, the tiles in the lamp's spot 0.21-0.61; 60398: 0.32 at
+44). Not enough alone: the Nummix reader asks the markers' table plane as well. Rows
+of 3+ located tiles not told by ``is_ledge``, replayed on dev 60000+600, 61000+100,
+61600+40, 61700+40 normal and 60000+300, 61900+40 hard: 3 racks and, among the rows
+the markers' plane shows over 0.11 short, no lying row (the one such row dark and flat
+enough lay 4 from the table)."""
+
+
 @dataclass(frozen=True)
 class FrontBand:
     """The band at one tile's foot (all in CIELAB, 8-bit OpenCV scale).
@@ -196,6 +209,22 @@ def is_faint_ledge(bands: Sequence[FrontBand | None]) -> bool:
              and median("rise") <= FAINT_FLAT)
     return whole or (median("near_contrast") >= FAINT_NEAR_CONTRAST
                      and median("near_darkness") <= FAINT_NEAR_DARKNESS)
+
+
+def is_pale_ledge(bands: Sequence[FrontBand | None]) -> bool:
+    """Whether the bands at the feet of a row of tiles (medians, the unmeasured left
+    out) may show a rack's ledge too light for ``is_ledge`` (``PALE_DARKNESS``): off the
+    table, flat, and darker than the faces. Not enough alone: the Nummix reader asks the
+    table plane as well."""
+    known = [b for b in bands if b is not None]
+    if not known:
+        return False
+
+    def median(field: str) -> float:
+        return _band_median(known, field)
+
+    return (median("contrast") >= FAINT_CONTRAST and median("darkness") <= PALE_DARKNESS
+            and median("rise") <= LEDGE_RISE and abs(median("near_rise")) <= FAINT_FLAT)
 
 
 def ledge_sides(image: npt.NDArray[np.uint8], detections: Detections,

@@ -194,3 +194,33 @@ def test_a_row_flat_on_the_markers_plane_is_no_rack_for_a_faint_band(monkeypatch
     assert read.extra["racks"] == [] and compare(scene, read).state
     monkeypatch.setattr(nummix, "PLANE_ASKED_BELOW", 0.0)
     assert read_scene(scene, found, seen=detect_markers(scene.image)).extra["racks"]
+
+
+def test_a_pale_ledge_short_on_the_markers_plane_is_a_rack(monkeypatch) -> None:
+    """Dev scene 61015 (normal): a black rack in a lamp's light, its band 0.35 as light
+    as the faces (too light for ``is_ledge``) at a contrast of 26, flat; on the corner
+    markers' table plane its tiles come out 0.20 short of 27×37. The two signs together
+    make it a rack (``standing.is_pale_ledge``, ``nummix.PALE_SHORT``); before, it
+    stood in the grid as a row, read whole and wrong."""
+    from companion.readers import nummix
+
+    scene = render_scene("nummix", seed=61015, difficulty="normal")
+    found = read_image(scene.image, game="nummix").detections
+    read = read_scene(scene, found, seen=detect_markers(scene.image))
+    assert [len(rack) for rack in read.extra["racks"]] == [8] and compare(scene, read).state
+    monkeypatch.setattr(nummix, "PALE_SHORT", 1000.0)
+    assert read_scene(scene, found, seen=detect_markers(scene.image)).extra["racks"] == []
+
+
+@pytest.mark.parametrize(("seed", "tiles"), [(60512, 9), (60254, 4)])
+def test_a_ledge_flat_on_the_markers_plane_is_reported_unsure(seed: int, tiles: int) -> None:
+    """Dev scenes 60512 (a rack seen from behind, its tiles no shorter on the markers'
+    plane than lying ones) and 60254 (lying tiles' soft shadows on a dark table): a band
+    that passes for a ledge under ``PLANE_ASKED_BELOW``, on a row flat on the plane. The
+    row is read as lying, and listed unknown as a possible rack: 60512 was read whole and
+    wrong, its rack a row of the grid."""
+    scene = render_scene("nummix", seed=seed, difficulty="normal")
+    found = read_image(scene.image, game="nummix").detections
+    read = read_scene(scene, found, seen=detect_markers(scene.image))
+    doubted = [u for u in read.unknown if u["what"] == "rack"]
+    assert [len(u["pieces"]) for u in doubted] == [tiles] and read.extra["racks"] == []
