@@ -37,7 +37,7 @@ from companion.readers.common import (
     within,
 )
 from companion.vision.detections import Detections, distances
-from companion.vision.standing import is_faint_ledge, is_ledge, is_pale_ledge
+from companion.vision.standing import is_faint_ledge, is_ledge, is_pale_ledge, is_soft_band
 
 TILE = np.array([27.0, 37.0])
 """A tile's width and height (mm) as COMPONENTS.md gives them."""
@@ -143,15 +143,11 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     quads = detections.quads.astype(np.float64)
     groups = _touching_image(quads, tiles)
     frames = {i: f for g in groups for i, f in _group_frames(quads, g).items()}
-    doubted: list[list[int]] = []
+    doubted: list[tuple[list[int], str]] = []
     standing = _standing(detections, quads, groups, _table_homography(markers, profile),
                          frames, doubted)
-    for row in doubted:
-        result.unknown.append({
-            "piece": None, "what": "rack", "pieces": row,
-            "why": "a rack's ledge at these tiles' feet, yet they lie as 27x37 rectangles on "
-                   "the table plane from the corner markers: standing on a rack or lying "
-                   "on the table, not told (read as lying, in the grid)"})
+    for row, why in doubted:
+        result.unknown.append({"piece": None, "what": "rack", "pieces": row, "why": why})
     grids = _grids(quads, [g for g in groups if not set(g) & standing], frames)
     lines: list[str] = []
     for g, cells in enumerate(grids):
@@ -202,11 +198,13 @@ def _table_homography(markers: Sequence[Any], profile: Any) -> npt.NDArray[np.fl
 def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: list[list[int]],
               plane: npt.NDArray[np.float64] | None,
               frames: dict[int, Frame] | None = None,
-              doubted: list[list[int]] | None = None) -> set[int]:
+              doubted: list[tuple[list[int], str]] | None = None) -> set[int]:
     """Tiles standing on a rack, not lying on the table (``frames``: the groups'
     ``_group_frames``, computed where needed unless given). Rows whose band shows a
     rack's ledge but which lie flat on the markers' table plane (``_flat_on_the_table``)
-    are taken as lying, and added to ``doubted`` if given: the two signs disagree."""
+    are taken as lying, and rows whose faint ledge darkens outward as a lying tile's rim
+    does, on the plane the other tiles fit, as standing: each is added to ``doubted``
+    (with why) if given, the signs disagreeing."""
     flags = detections.data.get("standing")
     if flags is not None:
         return {i for g in groups for i in g if flags[i]}
@@ -219,7 +217,11 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
         upper = {i for rack in chains if rack not in lying
                  and is_ledge([bands[i] for i in rack]) for i in rack}
         if doubted is not None:
-            doubted.extend(rack for rack in lying if is_ledge([bands[i] for i in rack]))
+            doubted.extend((rack, FLAT_LEDGE) for rack in lying
+                           if is_ledge([bands[i] for i in rack]))
+            doubted.extend((rack, SOFT_LEDGE) for rack in chains if rack not in lying
+                           and set(rack) <= upper and is_soft_band([bands[i] for i in rack])
+                           and not _off_own_plane(quads, groups, rack, set()))
         upper |= {i for rack in chains if len(rack) >= FAINT_RACK_TILES and rack not in lying
                   and not set(rack) & upper and is_faint_ledge([bands[i] for i in rack])
                   and _off_own_plane(quads, groups, rack, upper) for i in rack}
@@ -269,6 +271,21 @@ normal, 60000+300 hard (replayed) 6 such rows lay on the table (60254, 60109, 60
 normal; 60000, 60054, 60084 hard) but 4 stood on racks seen from behind, no shorter on
 the plane than lying tiles (60415, 60472, 60501, 60512 normal: three read whole and
 wrong). Whole and wrong there 14 -> 11 of 600, whole and right 427 -> 426 (60254)."""
+
+
+FLAT_LEDGE = ("a rack's ledge at these tiles' feet, yet they lie as 27x37 rectangles on "
+              "the table plane from the corner markers: standing on a rack or lying on "
+              "the table, not told (read as lying, in the grid)")
+SOFT_LEDGE = ("a faint ledge at these tiles' feet that darkens outward as a lying tile's "
+              "rim and soft shadow do, and the row is not seen off the plane the other "
+              "tiles fit: standing on a rack or lying on the table, not told (read as a "
+              "rack)")
+"""Why a row is listed unknown as a possible rack (``_standing``'s ``doubted``). A soft
+band (``standing.is_soft_band``) on a row not off its own plane (``_off_own_plane``),
+replayed on the same located scenes: whole and wrong hard 61900+40 8 -> 7 (61921),
+60000+300 31 -> 29 (60107, 60237); whole and right normal 60000+600 426 -> 425 (60179,
+a rack now unsure); 61000+100, 61600+40, 61700+40, 61100+200 normal and 61300+100
+hard unchanged."""
 
 
 def _flat_on_the_table(quads: npt.NDArray[np.float64], row: list[int],

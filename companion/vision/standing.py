@@ -227,6 +227,29 @@ def is_pale_ledge(bands: Sequence[FrontBand | None]) -> bool:
             and median("rise") <= LEDGE_RISE and abs(median("near_rise")) <= FAINT_FLAT)
 
 
+SOFT_CONTRAST = 40.0
+SOFT_DARKENING = 0.04
+"""A soft band (``is_soft_band``): under ``SOFT_CONTRAST`` from the table, its inner half
+darkening outward by over ``SOFT_DARKENING`` of the face: a lying tile's light rim, then
+its shadow, on a dark table, which ``is_ledge`` can take for a ledge (a ledge is one
+flat colour). Rows told by ``is_ledge`` on dev scenes (60000+600, 61000+100, 61600+40,
+61700+40, 61100+200 normal; 60000+300, 61900+40, 61300+100 hard): lying rows with such
+a band 11 (all hard: 60107, 60237, 61921 read whole and wrong), racks 8 (60147, 60179,
+60453 normal), of which 4 lie off the plane the other tiles fit; the Nummix reader lists
+the others unknown."""
+
+
+def is_soft_band(bands: Sequence[FrontBand | None]) -> bool:
+    """Whether the bands at the feet of a row of tiles (medians, the unmeasured left out)
+    are faint and darken outward over their inner half, as a lying tile's rim and soft
+    shadow do (``SOFT_*``): a ledge so told is in doubt."""
+    known = [b for b in bands if b is not None]
+    if not known:
+        return False
+    return (_band_median(known, "contrast") < SOFT_CONTRAST
+            and _band_median(known, "near_rise") < -SOFT_DARKENING)
+
+
 def ledge_sides(image: npt.NDArray[np.uint8], detections: Detections,
                 bands: Sequence[FrontBand | None], *, unsure_below: float = 1.0,
                 pieces: npt.NDArray[np.int32] | None = None) -> dict[int, tuple[int, ...]]:

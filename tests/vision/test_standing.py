@@ -224,3 +224,16 @@ def test_a_ledge_flat_on_the_markers_plane_is_reported_unsure(seed: int, tiles: 
     read = read_scene(scene, found, seen=detect_markers(scene.image))
     doubted = [u for u in read.unknown if u["what"] == "rack"]
     assert [len(u["pieces"]) for u in doubted] == [tiles] and read.extra["racks"] == []
+
+
+def test_lying_rows_whose_band_darkens_outward_are_reported_unsure() -> None:
+    """Dev scene 61921 (hard): two rows of three lying tiles on a dark table, their rims
+    and soft shadows a band 25-27 from the table and 0.18 as light as the faces, passed
+    for a rack's ledge and were read as racks, whole and wrong. Their bands darken
+    outward over the inner half (``standing.is_soft_band``) and the rows lie on the
+    plane the other tiles fit: each is listed unknown as a possible rack."""
+    scene = render_scene("nummix", seed=61921, difficulty="hard")
+    found = read_image(scene.image, game="nummix").detections
+    read = read_scene(scene, found, seen=detect_markers(scene.image))
+    doubted = sorted(len(u["pieces"]) for u in read.unknown if u["what"] == "rack")
+    assert doubted == [3, 3] and not read.complete
