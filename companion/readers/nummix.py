@@ -37,7 +37,14 @@ from companion.readers.common import (
     within,
 )
 from companion.vision.detections import Detections, distances
-from companion.vision.standing import is_faint_ledge, is_ledge, is_pale_ledge, is_soft_band
+from companion.vision.standing import (
+    is_faint_ledge,
+    is_ledge,
+    is_pale_ledge,
+    is_soft_band,
+    lit_inner_half_only,
+    may_be_lit_ledge,
+)
 
 TILE = np.array([27.0, 37.0])
 """A tile's width and height (mm) as COMPONENTS.md gives them."""
@@ -222,6 +229,10 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
             doubted.extend((rack, SOFT_LEDGE) for rack in chains if rack not in lying
                            and set(rack) <= upper and is_soft_band([bands[i] for i in rack])
                            and not _off_own_plane(quads, groups, rack, set()))
+            doubted.extend((rack, LIT_INNER) for rack in chains if rack not in lying
+                           and set(rack) <= upper
+                           and lit_inner_half_only([bands[i] for i in rack])
+                           and not _off_own_plane(quads, groups, rack, set()))
         upper |= {i for rack in chains if len(rack) >= FAINT_RACK_TILES and rack not in lying
                   and not set(rack) & upper and is_faint_ledge([bands[i] for i in rack])
                   and _off_own_plane(quads, groups, rack, upper) for i in rack}
@@ -229,6 +240,10 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
                   and not set(rack) & upper and is_pale_ledge([bands[i] for i in rack])
                   and _short_on_the_table(quads, rack, plane) for i in rack}
         upper |= _turned_on_rack(quads, groups, upper)
+        if doubted is not None:
+            doubted.extend((rack, LIT_LEDGE) for rack in chains
+                           if len(rack) >= FAINT_RACK_TILES and not set(rack) & upper
+                           and rack not in lying and may_be_lit_ledge([bands[i] for i in rack]))
         return upper | _lower_tier(quads, [i for i in rows if i not in upper], upper,
                                    detections.data.get("head"))
     if plane is not None:
@@ -280,12 +295,23 @@ SOFT_LEDGE = ("a faint ledge at these tiles' feet that darkens outward as a lyin
               "rim and soft shadow do, and the row is not seen off the plane the other "
               "tiles fit: standing on a rack or lying on the table, not told (read as a "
               "rack)")
+LIT_INNER = ("a ledge at these tiles' feet told only by a lit inner half, the band "
+             "lightening outward as a shadow does, and the row is not seen off the plane "
+             "the other tiles fit: standing on a rack or lying on the table, not told "
+             "(read as a rack)")
+LIT_LEDGE = ("a flat band at these tiles' feet, far from the table and darker than the "
+             "faces, as a rack's ledge in a lamp's light: standing on a rack or lying on "
+             "the table, not told (read as lying, in the grid)")
 """Why a row is listed unknown as a possible rack (``_standing``'s ``doubted``). A soft
 band (``standing.is_soft_band``) on a row not off its own plane (``_off_own_plane``),
 replayed on the same located scenes: whole and wrong hard 61900+40 8 -> 7 (61921),
 60000+300 31 -> 29 (60107, 60237); whole and right normal 60000+600 426 -> 425 (60179,
 a rack now unsure); 61000+100, 61600+40, 61700+40, 61100+200 normal and 61300+100
-hard unchanged."""
+hard unchanged. A lit inner half alone (``standing.lit_inner_half_only``) on a row not
+off its own plane: whole and wrong hard 60000+300 29 -> 28 (60173), 61500+60 4 -> 3
+(61543), nothing else changed in flags. A band that may be a lit ledge
+(``standing.may_be_lit_ledge``): whole and wrong normal 61100+100 3 -> 2 (61196),
+61200+100 2 -> 1 (61240); whole and right normal 60000+600 425 -> 424 (60448)."""
 
 
 def _flat_on_the_table(quads: npt.NDArray[np.float64], row: list[int],

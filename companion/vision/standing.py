@@ -250,6 +250,60 @@ def is_soft_band(bands: Sequence[FrontBand | None]) -> bool:
             and _band_median(known, "near_rise") < -SOFT_DARKENING)
 
 
+LIT_DOUBT_CONTRAST = 40.0
+LIT_DOUBT_DARKNESS = 0.65
+LIT_DOUBT_FLAT = 0.012
+"""A band that may be a ledge in a lamp's light (``may_be_lit_ledge``): at least
+``LIT_DOUBT_CONTRAST`` from the table, at most ``LIT_DOUBT_DARKNESS`` as light as the
+faces, not lightening outward (``LEDGE_RISE``), its inner half flat within
+``LIT_DOUBT_FLAT``: a black ledge under a lamp far lighter than ``LEDGE_LIT_DARKNESS``
+(dev 61196: 0.57 as light at a contrast of 109; 61240: 0.44 at 48, flat on the markers'
+plane), read whole and wrong as a row of the grid. The Nummix reader lists such a row
+unknown. Rows of 3+ located tiles not told a rack (dev 60000+600, 61000+100,
+61100+200, 61400+100, 61600+40, 61700+40, 61800+60 normal; 60000+300, 61300+100,
+61500+60, 61900+40 hard): 5 racks (61196, 61240 normal; 60050, 61355, 61932 hard) and
+2 lying rows (60169, 60448 normal; the next lying rows 0.70 as light, or their inner
+half darkening by 0.03 or more)."""
+
+
+def may_be_lit_ledge(bands: Sequence[FrontBand | None]) -> bool:
+    """Whether the bands at the feet of a row of tiles (medians, the unmeasured left out)
+    may show a rack's ledge lit too brightly for ``is_ledge`` (``LIT_DOUBT_*``): one
+    flat band, far from the table, darker than the faces."""
+    known = [b for b in bands if b is not None]
+    if not known:
+        return False
+
+    def median(field: str) -> float:
+        return _band_median(known, field)
+
+    return (median("contrast") >= LIT_DOUBT_CONTRAST
+            and median("darkness") <= LIT_DOUBT_DARKNESS and median("rise") <= LEDGE_RISE
+            and abs(median("near_rise")) <= LIT_DOUBT_FLAT)
+
+
+def lit_inner_half_only(bands: Sequence[FrontBand | None]) -> bool:
+    """Whether a row's bands show a ledge (``is_ledge``) only by their inner half lighter
+    than ``LEDGE_DARKNESS`` (``LEDGE_STRONG_DARKNESS``' allowance for a lit ledge) while
+    the whole band lightens outward: a lit ledge seen edge-on, or a lying tile's shadow
+    under a strong light. Rows of located tiles told so (dev 60000+600, 61000+100,
+    61100+200, 61400+100, 61600+40, 61700+40, 61800+60 normal; 60000+300, 61300+100,
+    61500+60, 61900+40 hard): 13 lying rows (all hard; 61543, 61553 read whole and
+    wrong), 1 rack (60198 hard, inner half 0.31 as light); racks told by the inner half
+    alone are mostly at most 0.21 as light."""
+    known = [b for b in bands if b is not None]
+    if not known or not is_ledge(known):
+        return False
+
+    def median(field: str) -> float:
+        return _band_median(known, field)
+
+    whole = median("rise") <= LEDGE_RISE and (
+        (median("contrast") >= LEDGE_CONTRAST and median("darkness") <= LEDGE_DARKNESS)
+        or (median("contrast") >= LEDGE_LIT and median("darkness") <= LEDGE_LIT_DARKNESS))
+    return not whole and median("near_darkness") > LEDGE_DARKNESS
+
+
 def ledge_sides(image: npt.NDArray[np.uint8], detections: Detections,
                 bands: Sequence[FrontBand | None], *, unsure_below: float = 1.0,
                 pieces: npt.NDArray[np.int32] | None = None) -> dict[int, tuple[int, ...]]:

@@ -237,3 +237,18 @@ def test_lying_rows_whose_band_darkens_outward_are_reported_unsure() -> None:
     read = read_scene(scene, found, seen=detect_markers(scene.image))
     doubted = sorted(len(u["pieces"]) for u in read.unknown if u["what"] == "rack")
     assert doubted == [3, 3] and not read.complete
+
+
+@pytest.mark.parametrize(("seed", "difficulty", "tiles"), [
+    (61196, "normal", 9), (61543, "hard", 6)])
+def test_a_lit_band_that_may_be_a_ledge_is_reported_unsure(seed: int, difficulty: str,
+                                                          tiles: int) -> None:
+    """Dev 61196 (normal): a black rack under a lamp, its ledge 0.57 as light as the
+    faces, stood in the grid as a row (``standing.may_be_lit_ledge``); dev 61543 (hard):
+    six lying tiles whose lit shadow passed for a ledge seen edge-on by its inner half
+    (``standing.lit_inner_half_only``). Each was read whole and wrong; now the row is
+    listed unknown as a possible rack."""
+    scene = render_scene("nummix", seed=seed, difficulty=difficulty)
+    found = read_image(scene.image, game="nummix").detections
+    read = read_scene(scene, found, seen=detect_markers(scene.image))
+    assert tiles in [len(u["pieces"]) for u in read.unknown if u["what"] == "rack"]
