@@ -130,10 +130,12 @@ def _unknown_line(unknown: dict[str, Any]) -> str:
 
 
 def _where(unknown: dict[str, Any]) -> str | None:
-    """Which piece (by index), or which part of the photo, could not be read (None: no
-    one place, such as a row's direction)."""
+    """Which piece or pieces (by index), or which part of the photo, could not be read
+    (None: no one place, such as a row's direction)."""
     if unknown.get("piece") is not None:
         return f"piece {unknown['piece']}"
+    if unknown.get("pieces"):  # a group of pieces, such as a row that may be a rack
+        return "pieces " + ", ".join(str(i) for i in unknown["pieces"])
     if unknown.get("region"):
         xs, ys = zip(*unknown["region"], strict=True)
         return f"around x {min(xs):.0f}-{max(xs):.0f}, y {min(ys):.0f}-{max(ys):.0f}"

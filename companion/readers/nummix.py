@@ -5,7 +5,8 @@
    camera's perspective and the grid's rotation: cells follow the tiles' own axes).
 2. Tiles standing on a rack are read apart: the vision's ``standing`` flag if it gives
    one; else rows of tiles with a rack's ledge at their feet (the bands the vision
-   measured there, judged over each row by ``companion.vision.standing.is_ledge``);
+   measured there, judged over each row by ``companion.vision.standing.is_ledge``; a
+   row whose ledge and the markers' table plane disagree is listed unknown);
    without those, with the table's corner markers (or a profile), a tile that is not a
    27×37 rectangle on the table plane; else a single row whose tiles look much shorter
    or taller than the table's other tiles. A rack's tiles are joined side by side, a
@@ -36,7 +37,14 @@ from companion.readers.common import (
     within,
 )
 from companion.vision.detections import Detections, distances
-from companion.vision.standing import is_faint_ledge, is_ledge
+from companion.vision.standing import (
+    is_faint_ledge,
+    is_ledge,
+    is_pale_ledge,
+    is_soft_band,
+    lit_inner_half_only,
+    may_be_lit_ledge,
+)
 
 TILE = np.array([27.0, 37.0])
 """A tile's width and height (mm) as COMPONENTS.md gives them."""
@@ -142,8 +150,11 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     quads = detections.quads.astype(np.float64)
     groups = _touching_image(quads, tiles)
     frames = {i: f for g in groups for i, f in _group_frames(quads, g).items()}
+    doubted: list[tuple[list[int], str]] = []
     standing = _standing(detections, quads, groups, _table_homography(markers, profile),
-                         frames)
+                         frames, doubted)
+    for row, why in doubted:
+        result.unknown.append({"piece": None, "what": "rack", "pieces": row, "why": why})
     grids = _grids(quads, [g for g in groups if not set(g) & standing], frames)
     lines: list[str] = []
     for g, cells in enumerate(grids):
@@ -193,9 +204,14 @@ def _table_homography(markers: Sequence[Any], profile: Any) -> npt.NDArray[np.fl
 
 def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: list[list[int]],
               plane: npt.NDArray[np.float64] | None,
-              frames: dict[int, Frame] | None = None) -> set[int]:
+              frames: dict[int, Frame] | None = None,
+              doubted: list[tuple[list[int], str]] | None = None) -> set[int]:
     """Tiles standing on a rack, not lying on the table (``frames``: the groups'
-    ``_group_frames``, computed where needed unless given)."""
+    ``_group_frames``, computed where needed unless given). Rows whose band shows a
+    rack's ledge but which lie flat on the markers' table plane (``_flat_on_the_table``)
+    are taken as lying, and rows whose faint ledge darkens outward as a lying tile's rim
+    does, on the plane the other tiles fit, as standing: each is added to ``doubted``
+    (with why) if given, the signs disagreeing."""
     flags = detections.data.get("standing")
     if flags is not None:
         return {i for g in groups for i in g if flags[i]}
@@ -207,10 +223,27 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
                  if _flat_on_the_table(quads, rack, [bands[i] for i in rack], plane)]
         upper = {i for rack in chains if rack not in lying
                  and is_ledge([bands[i] for i in rack]) for i in rack}
+        if doubted is not None:
+            doubted.extend((rack, FLAT_LEDGE) for rack in lying
+                           if is_ledge([bands[i] for i in rack]))
+            doubted.extend((rack, SOFT_LEDGE) for rack in chains if rack not in lying
+                           and set(rack) <= upper and is_soft_band([bands[i] for i in rack])
+                           and not _off_own_plane(quads, groups, rack, set()))
+            doubted.extend((rack, LIT_INNER) for rack in chains if rack not in lying
+                           and set(rack) <= upper
+                           and lit_inner_half_only([bands[i] for i in rack])
+                           and not _off_own_plane(quads, groups, rack, set()))
         upper |= {i for rack in chains if len(rack) >= FAINT_RACK_TILES and rack not in lying
                   and not set(rack) & upper and is_faint_ledge([bands[i] for i in rack])
                   and _off_own_plane(quads, groups, rack, upper) for i in rack}
+        upper |= {i for rack in chains if len(rack) >= FAINT_RACK_TILES and rack not in lying
+                  and not set(rack) & upper and is_pale_ledge([bands[i] for i in rack])
+                  and _short_on_the_table(quads, rack, plane) for i in rack}
         upper |= _turned_on_rack(quads, groups, upper)
+        if doubted is not None:
+            doubted.extend((rack, LIT_LEDGE) for rack in chains
+                           if len(rack) >= FAINT_RACK_TILES and not set(rack) & upper
+                           and rack not in lying and may_be_lit_ledge([bands[i] for i in rack]))
         return upper | _lower_tier(quads, [i for i in rows if i not in upper], upper,
                                    detections.data.get("head"))
     if plane is not None:
@@ -246,7 +279,39 @@ PLANE_ASKED_BELOW = 44.0
 (``_flat_on_the_table``). Rows of located tiles told by ``is_ledge`` with a plane,
 rendered seeds 60000-60399 normal and 60000-60199 hard: under 44, 15 racks all off the
 plane and 8 lying rows, 5 flat on it (60254, 60109 normal; 60000, 60054, 60084 hard:
-a dark table's soft shadow); the racks flat on it start at 45.5 (60026 normal)."""
+a dark table's soft shadow); the racks flat on it start at 45.5 (60026 normal). Such
+a row, its band a ledge by ``is_ledge`` but flat on the plane, is read as lying and
+listed unknown (``"what": "rack"``): the two signs disagree, and on dev 60000+600
+normal, 60000+300 hard (replayed) 6 such rows lay on the table (60254, 60109, 60598
+normal; 60000, 60054, 60084 hard) but 4 stood on racks seen from behind, no shorter on
+the plane than lying tiles (60415, 60472, 60501, 60512 normal: three read whole and
+wrong). Whole and wrong there 14 -> 11 of 600, whole and right 427 -> 426 (60254)."""
+
+
+FLAT_LEDGE = ("a rack's ledge at these tiles' feet, yet they lie as 27x37 rectangles on "
+              "the table plane from the corner markers: standing on a rack or lying on "
+              "the table, not told (read as lying, in the grid)")
+SOFT_LEDGE = ("a faint ledge at these tiles' feet that darkens outward as a lying tile's "
+              "rim and soft shadow do, and the row is not seen off the plane the other "
+              "tiles fit: standing on a rack or lying on the table, not told (read as a "
+              "rack)")
+LIT_INNER = ("a ledge at these tiles' feet told only by a lit inner half, the band "
+             "lightening outward as a shadow does, and the row is not seen off the plane "
+             "the other tiles fit: standing on a rack or lying on the table, not told "
+             "(read as a rack)")
+LIT_LEDGE = ("a flat band at these tiles' feet, far from the table and darker than the "
+             "faces, as a rack's ledge in a lamp's light: standing on a rack or lying on "
+             "the table, not told (read as lying, in the grid)")
+"""Why a row is listed unknown as a possible rack (``_standing``'s ``doubted``). A soft
+band (``standing.is_soft_band``) on a row not off its own plane (``_off_own_plane``),
+replayed on the same located scenes: whole and wrong hard 61900+40 8 -> 7 (61921),
+60000+300 31 -> 29 (60107, 60237); whole and right normal 60000+600 426 -> 425 (60179,
+a rack now unsure); 61000+100, 61600+40, 61700+40, 61100+200 normal and 61300+100
+hard unchanged. A lit inner half alone (``standing.lit_inner_half_only``) on a row not
+off its own plane: whole and wrong hard 60000+300 29 -> 28 (60173), 61500+60 4 -> 3
+(61543), nothing else changed in flags. A band that may be a lit ledge
+(``standing.may_be_lit_ledge``): whole and wrong normal 61100+100 3 -> 2 (61196),
+61200+100 2 -> 1 (61240); whole and right normal 60000+600 425 -> 424 (60448)."""
 
 
 def _flat_on_the_table(quads: npt.NDArray[np.float64], row: list[int],
@@ -259,6 +324,25 @@ def _flat_on_the_table(quads: npt.NDArray[np.float64], row: list[int],
     if plane is None or not known or float(np.median(known)) >= PLANE_ASKED_BELOW:
         return False
     return not _off_plane(quads, [row], plane)
+
+
+PALE_SHORT = 0.11
+"""A row whose band at the feet is a pale ledge (``standing.is_pale_ledge``: a black
+ledge in a lamp's light) is a rack when its tiles come out shorter than 27×37 on the
+table plane from the corner markers by more than this (median aspect error, as
+``FLAT_ASPECT``): a face seen from the front. Rows of 3+ tiles with such a band, not
+told by ``is_ledge`` (dev 60000+600, 61000+100, 61600+40, 61700+40 normal, 60000+300,
+61900+40 hard): racks 0.435, 0.198, 0.122 short (60157 hard, 61015, 60398 normal);
+lying rows 0.091 short (60397 normal) or less."""
+
+
+def _short_on_the_table(quads: npt.NDArray[np.float64], row: list[int],
+                        plane: npt.NDArray[np.float64] | None) -> bool:
+    """Whether the row's tiles come out over ``PALE_SHORT`` shorter than 27×37 on the
+    table plane from the markers (False without one)."""
+    if plane is None:
+        return False
+    return float(np.median(_shape_errors(quads[row], plane)[:, 0])) < -PALE_SHORT
 
 
 FAINT_RACK_TILES = 3

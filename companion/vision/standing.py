@@ -23,7 +23,14 @@ BAND_DEPTHS = (0.06, 0.12, 0.18, 0.24)
 """Where the band is sampled, in tile heights out from the tile's foot: a rack's ledge
 (8 mm in front of the tiles, 14 mm high, seen at an angle) covers at least this much."""
 TABLE_DEPTH = (0.8, 1.1)
-"""Where the table around a tile is sampled, in tile heights out from each side."""
+"""Where the table around a tile is sampled, in the tile's longer side (as outlined) out
+from each side. In its height before: a rack tile seen foreshortened is outlined far
+wider than tall (dev 61095: 54×21 px), and that near the table samples fell on the
+rack's own body around it, so a black rack on a grey table showed a ledge 5 from the
+"table" and stood in the grid as a row, read whole and wrong (60266 normal: 70×24 px,
+2 from it). Exact, replayed on the same scenes: normal 60000+600 523 -> 526, 61000+100
+82 -> 83, 61600+40, 61700+40 unchanged; hard 60000+300, 61900+40 unchanged (60076 hard
+whole and wrong -> unsure); no scene newly wrong."""
 ALONG = 8
 """Samples across the tile's width, per depth."""
 GAP_PX = 2.0
@@ -97,6 +104,19 @@ inner halves 53.6 and 54.1 from the table, 0.20 as light, changing by 0.002; who
 bands lightening by 0.011 and 0.027). Same rows as ``FAINT_CONTRAST``: lying rows with
 such a flat inner half came to 50.6 at 0.25 as light (60101 hard) or 45.5 at 0.21
 (60193 hard)."""
+
+
+PALE_DARKNESS = 0.40
+"""A pale ledge (``is_pale_ledge``): a band at least ``FAINT_CONTRAST`` from the table,
+at most ``PALE_DARKNESS`` as light as the faces, not lightening outward
+(``LEDGE_RISE``) and flat over its inner half (``FAINT_FLAT``): a black ledge in a
+lamp's light, lighter than ``LEDGE_DARKNESS`` but far from the faces (dev 61015: 0.35
+as light at a contrast of 26, the tiles in the lamp's spot 0.21-0.61; 60398: 0.32 at
+44). Not enough alone: the Nummix reader asks the markers' table plane as well. Rows
+of 3+ located tiles not told by ``is_ledge``, replayed on dev 60000+600, 61000+100,
+61600+40, 61700+40 normal and 60000+300, 61900+40 hard: 3 racks and, among the rows
+the markers' plane shows over 0.11 short, no lying row (the one such row dark and flat
+enough lay 4 from the table)."""
 
 
 @dataclass(frozen=True)
@@ -191,6 +211,99 @@ def is_faint_ledge(bands: Sequence[FrontBand | None]) -> bool:
                      and median("near_darkness") <= FAINT_NEAR_DARKNESS)
 
 
+def is_pale_ledge(bands: Sequence[FrontBand | None]) -> bool:
+    """Whether the bands at the feet of a row of tiles (medians, the unmeasured left
+    out) may show a rack's ledge too light for ``is_ledge`` (``PALE_DARKNESS``): off the
+    table, flat, and darker than the faces. Not enough alone: the Nummix reader asks the
+    table plane as well."""
+    known = [b for b in bands if b is not None]
+    if not known:
+        return False
+
+    def median(field: str) -> float:
+        return _band_median(known, field)
+
+    return (median("contrast") >= FAINT_CONTRAST and median("darkness") <= PALE_DARKNESS
+            and median("rise") <= LEDGE_RISE and abs(median("near_rise")) <= FAINT_FLAT)
+
+
+SOFT_CONTRAST = 40.0
+SOFT_DARKENING = 0.04
+"""A soft band (``is_soft_band``): under ``SOFT_CONTRAST`` from the table, its inner half
+darkening outward by over ``SOFT_DARKENING`` of the face: a lying tile's light rim, then
+its shadow, on a dark table, which ``is_ledge`` can take for a ledge (a ledge is one
+flat colour). Rows told by ``is_ledge`` on dev scenes (60000+600, 61000+100, 61600+40,
+61700+40, 61100+200 normal; 60000+300, 61900+40, 61300+100 hard): lying rows with such
+a band 11 (all hard: 60107, 60237, 61921 read whole and wrong), racks 8 (60147, 60179,
+60453 normal), of which 4 lie off the plane the other tiles fit; the Nummix reader lists
+the others unknown."""
+
+
+def is_soft_band(bands: Sequence[FrontBand | None]) -> bool:
+    """Whether the bands at the feet of a row of tiles (medians, the unmeasured left out)
+    are faint and darken outward over their inner half, as a lying tile's rim and soft
+    shadow do (``SOFT_*``): a ledge so told is in doubt."""
+    known = [b for b in bands if b is not None]
+    if not known:
+        return False
+    return (_band_median(known, "contrast") < SOFT_CONTRAST
+            and _band_median(known, "near_rise") < -SOFT_DARKENING)
+
+
+LIT_DOUBT_CONTRAST = 40.0
+LIT_DOUBT_DARKNESS = 0.65
+LIT_DOUBT_FLAT = 0.012
+"""A band that may be a ledge in a lamp's light (``may_be_lit_ledge``): at least
+``LIT_DOUBT_CONTRAST`` from the table, at most ``LIT_DOUBT_DARKNESS`` as light as the
+faces, not lightening outward (``LEDGE_RISE``), its inner half flat within
+``LIT_DOUBT_FLAT``: a black ledge under a lamp far lighter than ``LEDGE_LIT_DARKNESS``
+(dev 61196: 0.57 as light at a contrast of 109; 61240: 0.44 at 48, flat on the markers'
+plane), read whole and wrong as a row of the grid. The Nummix reader lists such a row
+unknown. Rows of 3+ located tiles not told a rack (dev 60000+600, 61000+100,
+61100+200, 61400+100, 61600+40, 61700+40, 61800+60 normal; 60000+300, 61300+100,
+61500+60, 61900+40 hard): 5 racks (61196, 61240 normal; 60050, 61355, 61932 hard) and
+2 lying rows (60169, 60448 normal; the next lying rows 0.70 as light, or their inner
+half darkening by 0.03 or more)."""
+
+
+def may_be_lit_ledge(bands: Sequence[FrontBand | None]) -> bool:
+    """Whether the bands at the feet of a row of tiles (medians, the unmeasured left out)
+    may show a rack's ledge lit too brightly for ``is_ledge`` (``LIT_DOUBT_*``): one
+    flat band, far from the table, darker than the faces."""
+    known = [b for b in bands if b is not None]
+    if not known:
+        return False
+
+    def median(field: str) -> float:
+        return _band_median(known, field)
+
+    return (median("contrast") >= LIT_DOUBT_CONTRAST
+            and median("darkness") <= LIT_DOUBT_DARKNESS and median("rise") <= LEDGE_RISE
+            and abs(median("near_rise")) <= LIT_DOUBT_FLAT)
+
+
+def lit_inner_half_only(bands: Sequence[FrontBand | None]) -> bool:
+    """Whether a row's bands show a ledge (``is_ledge``) only by their inner half lighter
+    than ``LEDGE_DARKNESS`` (``LEDGE_STRONG_DARKNESS``' allowance for a lit ledge) while
+    the whole band lightens outward: a lit ledge seen edge-on, or a lying tile's shadow
+    under a strong light. Rows of located tiles told so (dev 60000+600, 61000+100,
+    61100+200, 61400+100, 61600+40, 61700+40, 61800+60 normal; 60000+300, 61300+100,
+    61500+60, 61900+40 hard): 13 lying rows (all hard; 61543, 61553 read whole and
+    wrong), 1 rack (60198 hard, inner half 0.31 as light); racks told by the inner half
+    alone are mostly at most 0.21 as light."""
+    known = [b for b in bands if b is not None]
+    if not known or not is_ledge(known):
+        return False
+
+    def median(field: str) -> float:
+        return _band_median(known, field)
+
+    whole = median("rise") <= LEDGE_RISE and (
+        (median("contrast") >= LEDGE_CONTRAST and median("darkness") <= LEDGE_DARKNESS)
+        or (median("contrast") >= LEDGE_LIT and median("darkness") <= LEDGE_LIT_DARKNESS))
+    return not whole and median("near_darkness") > LEDGE_DARKNESS
+
+
 def ledge_sides(image: npt.NDArray[np.uint8], detections: Detections,
                 bands: Sequence[FrontBand | None], *, unsure_below: float = 1.0,
                 pieces: npt.NDArray[np.int32] | None = None) -> dict[int, tuple[int, ...]]:
@@ -250,11 +363,12 @@ def _bands(image: npt.NDArray[np.uint8], pieces: npt.NDArray[np.int32],
     band = at(np.tile(along, len(depth))[None] * wide,
               tall / 2 + np.repeat(depth, ALONG)[None] * tall + GAP_PX)
     spread = np.linspace(-1.0, 1.0, 5)
+    side = np.maximum(tall, wide)  # a rack tile seen foreshortened: past the rack's body
     rings_u, rings_v = [], []
     for reach in np.linspace(*TABLE_DEPTH, 3):  # all four sides, beyond the piece
         for sign in (1.0, -1.0):
-            rings_u += [spread[None] * wide / 2, sign * (wide / 2 + reach * tall) + 0 * spread]
-            rings_v += [sign * (tall / 2 + reach * tall) + 0 * spread, spread[None] * tall / 2]
+            rings_u += [spread[None] * wide / 2, sign * (wide / 2 + reach * side) + 0 * spread]
+            rings_v += [sign * (tall / 2 + reach * side) + 0 * spread, spread[None] * tall / 2]
     ring = at(np.concatenate(rings_u, axis=1), np.concatenate(rings_v, axis=1))
     grid = np.linspace(-0.3, 0.3, 5)
     face = at(np.tile(grid, 5)[None] * wide, np.repeat(grid, 5)[None] * tall)

@@ -85,6 +85,35 @@ def test_a_stark_ledge_is_told_though_the_band_lightens_past_it(monkeypatch) -> 
     assert read_scene(scene, found).extra["racks"] == []
 
 
+def test_the_table_is_sampled_past_a_foreshortened_rack_tiles_rack() -> None:
+    """A rack tile seen foreshortened is outlined far wider than tall; the rack's black
+    body lies all round it, further out than the tile is tall. The table is sampled in
+    the tile's longer side, past the body: the ledge stands out from the grey table
+    (measured in the tile's height, the "table" was the body itself: contrast near 0)."""
+    image = np.full((480, 640, 3), (70, 72, 70), np.uint8)  # a dark grey cloth
+    cv2.rectangle(image, (250, 150), (450, 260), (28, 26, 26), -1)  # the rack's body
+    wide = np.array([[300, 200], [370, 200], [370, 224], [300, 224]], np.float32)
+    cv2.fillConvexPoly(image, wide.astype(np.int32), (235, 240, 242))
+    tile = Detections(quads=wide[None], kinds=("nummix_tile",), labels=("r7",),
+                      confidences=np.ones(1, np.float32), oriented=(True,))
+    (band,) = front_bands(image, tile)
+    assert band is not None and band.contrast > 25 and is_ledge([band])
+
+
+@pytest.mark.parametrize(("seed", "tiles"), [(61095, 11), (60266, 6)])
+def test_a_black_rack_seen_foreshortened_on_a_grey_table_is_a_rack(seed: int,
+                                                                    tiles: int) -> None:
+    """Dev scenes 61095 and 60266 (normal): a black rack on a grey or brown table, its
+    tiles outlined 54×21 and 70×24 px. With the table sampled on the rack's body, the
+    ledge showed no contrast and the rack stood in the grid as a row (61095: read whole
+    and wrong); now it is a rack and the grid is exact."""
+    scene = render_scene("nummix", seed=seed, difficulty="normal")
+    found = read_image(scene.image, game="nummix").detections
+    read = read_scene(scene, found, seen=detect_markers(scene.image))
+    assert max(len(rack) for rack in read.extra["racks"]) == tiles
+    assert compare(scene, read).state
+
+
 def test_a_band_off_the_picture_is_not_measured() -> None:
     image = np.full((280, 640, 3), TABLE, np.uint8)  # the tile's foot is the bottom edge
     assert front_bands(image, _one_tile(image)) == (None,)
@@ -165,3 +194,61 @@ def test_a_row_flat_on_the_markers_plane_is_no_rack_for_a_faint_band(monkeypatch
     assert read.extra["racks"] == [] and compare(scene, read).state
     monkeypatch.setattr(nummix, "PLANE_ASKED_BELOW", 0.0)
     assert read_scene(scene, found, seen=detect_markers(scene.image)).extra["racks"]
+
+
+def test_a_pale_ledge_short_on_the_markers_plane_is_a_rack(monkeypatch) -> None:
+    """Dev scene 61015 (normal): a black rack in a lamp's light, its band 0.35 as light
+    as the faces (too light for ``is_ledge``) at a contrast of 26, flat; on the corner
+    markers' table plane its tiles come out 0.20 short of 27×37. The two signs together
+    make it a rack (``standing.is_pale_ledge``, ``nummix.PALE_SHORT``); before, it
+    stood in the grid as a row, read whole and wrong."""
+    from companion.readers import nummix
+
+    scene = render_scene("nummix", seed=61015, difficulty="normal")
+    found = read_image(scene.image, game="nummix").detections
+    read = read_scene(scene, found, seen=detect_markers(scene.image))
+    assert [len(rack) for rack in read.extra["racks"]] == [8] and compare(scene, read).state
+    monkeypatch.setattr(nummix, "PALE_SHORT", 1000.0)
+    assert read_scene(scene, found, seen=detect_markers(scene.image)).extra["racks"] == []
+
+
+@pytest.mark.parametrize(("seed", "tiles"), [(60512, 9), (60254, 4)])
+def test_a_ledge_flat_on_the_markers_plane_is_reported_unsure(seed: int, tiles: int) -> None:
+    """Dev scenes 60512 (a rack seen from behind, its tiles no shorter on the markers'
+    plane than lying ones) and 60254 (lying tiles' soft shadows on a dark table): a band
+    that passes for a ledge under ``PLANE_ASKED_BELOW``, on a row flat on the plane. The
+    row is read as lying, and listed unknown as a possible rack: 60512 was read whole and
+    wrong, its rack a row of the grid."""
+    scene = render_scene("nummix", seed=seed, difficulty="normal")
+    found = read_image(scene.image, game="nummix").detections
+    read = read_scene(scene, found, seen=detect_markers(scene.image))
+    doubted = [u for u in read.unknown if u["what"] == "rack"]
+    assert [len(u["pieces"]) for u in doubted] == [tiles] and read.extra["racks"] == []
+
+
+def test_lying_rows_whose_band_darkens_outward_are_reported_unsure() -> None:
+    """Dev scene 61921 (hard): two rows of three lying tiles on a dark table, their rims
+    and soft shadows a band 25-27 from the table and 0.18 as light as the faces, passed
+    for a rack's ledge and were read as racks, whole and wrong. Their bands darken
+    outward over the inner half (``standing.is_soft_band``) and the rows lie on the
+    plane the other tiles fit: each is listed unknown as a possible rack."""
+    scene = render_scene("nummix", seed=61921, difficulty="hard")
+    found = read_image(scene.image, game="nummix").detections
+    read = read_scene(scene, found, seen=detect_markers(scene.image))
+    doubted = sorted(len(u["pieces"]) for u in read.unknown if u["what"] == "rack")
+    assert doubted == [3, 3] and not read.complete
+
+
+@pytest.mark.parametrize(("seed", "difficulty", "tiles"), [
+    (61196, "normal", 9), (61543, "hard", 6)])
+def test_a_lit_band_that_may_be_a_ledge_is_reported_unsure(seed: int, difficulty: str,
+                                                          tiles: int) -> None:
+    """Dev 61196 (normal): a black rack under a lamp, its ledge 0.57 as light as the
+    faces, stood in the grid as a row (``standing.may_be_lit_ledge``); dev 61543 (hard):
+    six lying tiles whose lit shadow passed for a ledge seen edge-on by its inner half
+    (``standing.lit_inner_half_only``). Each was read whole and wrong; now the row is
+    listed unknown as a possible rack."""
+    scene = render_scene("nummix", seed=seed, difficulty=difficulty)
+    found = read_image(scene.image, game="nummix").detections
+    read = read_scene(scene, found, seen=detect_markers(scene.image))
+    assert tiles in [len(u["pieces"]) for u in read.unknown if u["what"] == "rack"]
