@@ -49,9 +49,13 @@ from companion.vision.reading import (
     with_readings,
 )
 
-PAIR_KINDS = ("nox_card",)
-"""Kinds that lie side by side in rows (a Nox kitty), where a square-looking card is
-read along its row (``across_neighbour``)."""
+PAIR_KINDS = ("nox_card", "catbox_card")
+"""Kinds that lie side by side in rows (a Nox kitty, a Cat in the Box trick), where a
+square-looking card is read along its row (``across_neighbour``). Cat in the Box: a
+trick seen from a tilted camera, its cards outlined on their side, read 2 as 8 at 0.95
+(dev 61932 hard, the reading whole and wrong); photo -> state exact 61900+60 hard
+42 -> 45 (61927, 61931 unsure, 61958 whole and wrong), normal 61800+60 58 -> 58 and 61000+100
+93 -> 93, none newly wrong."""
 
 
 SPLIT_KINDS = ("nox_card", "qwixx_card")

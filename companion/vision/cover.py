@@ -75,14 +75,17 @@ keeps the table's hue. Dev seeds, hands judged from the true outlines, wooden ta
 SHARP_OUTLINE; without it 11 glare spots on wood in 60400-60459 passed for hands), none
 on the 179 real photos. Photo -> state on Nox and Rox, 61000-61059 and 61400-61459
 normal, 61600-61639 hard: exact unchanged; one more hidden piece said (Nox 61018)."""
-PALE_SKIN_HUE = (20.0, 74.0)
+PALE_SKIN_HUE = (20.0, 76.0)
 """The hues (a*b* angle, degrees) a patch found by its lightness must mostly have: up
-to 74 rather than SKIN_HUE's 70, as a light hand on a dark blue cloth reads 65-75 in
+to 76 rather than SKIN_HUE's 70, as a light hand on a dark blue cloth reads 65-75 in
 the raw photo (dev 61139: its fingertips outlined as a Nox 4 read at 0.97, and the hand
 not found). Dev 60400-60459 normal: hands on cloth found 19 -> 22 of 23; 60600-60679:
 on wood 10 -> 12 of 27; 60500-60559 hard: on wood 8 -> 9; none where there was no hand.
-At 90 the held-out real photo of an empty rack on a warm marble (hue 74-90, far lighter
-than the black rack that fills most of it) passed for a hand."""
+74 -> 76: a pale hand on a red cloth (dev Rox 61851, balanced hues 65-82) hid two cards
+of a row and the reading claimed to be whole; five games, dev 61800-61859, 60600-60639
+normal, 61900-61939 hard: hands found 67 -> 68 of 85, 57 -> 59 of 97 (hard), none where
+there was no hand. From 79 the held-out real photo of an empty rack on a warm marble
+(hue 74-90, far lighter than the black rack that fills most of it) passes for a hand."""
 MIN_DARKER = 40.0
 DARKER_SPREAD = 4.0
 """A hand darker than a table of its own tint (a dark hand on a pale tan table) is told
@@ -99,6 +102,18 @@ SHARP_OUTLINE = 10.0
 """Such a lighter patch is a hand only when sharp: the 90th percentile of its L*
 steepness (per pixel at COVER_VIEW_WIDTH, over the patch and its rim) this or more. A
 glare spot on wood is as light and of the table's hue, but fades smoothly."""
+EVEN_LIGHT_SPREAD = 12.0
+"""A soft lighter patch (a hand out of focus, or moving) is a hand still when it reaches
+the photo's edge (an arm comes in from outside the view) and is evenly lit inside: its
+L* from the 10th to the 90th percentile, over the patch shrunk by 2 px, spans at most
+this. A glare spot is brightest at its centre and fades outward: such lighter patches
+spanned 13-68 on dev scenes without a hand (five games, 61800-61859, 60600-60639
+normal, 61900-61939 hard), 22 or more where they reached the edge; soft hands 7-11.
+Hands found there 67 -> 68 of 85, 39 -> 39 of 57, 57 -> 58 of 97 (with PALE_SKIN_HUE's
+76: 69, 40, 59; dev Rox 61831, a hand over a scoring card, now said); not fitted on
+60800-60839 normal and 60860-60899 hard: 25 -> 25 of 35, 71 -> 74 of 113. None found
+where there was no hand, none on the 179 real photos; photo -> state exact unchanged on
+every scene where a hand was newly found."""
 
 
 def covered_regions(image: npt.NDArray[np.uint8], detections: Detections, *,
@@ -137,7 +152,8 @@ def covered_regions(image: npt.NDArray[np.uint8], detections: Detections, *,
         usual, spread = _median_and_spread(light, coloured)
         lighter = (light > usual + max(MIN_LIGHTER, LIGHTER_SPREAD * spread)) & coloured
         if lighter.sum() >= MIN_COVER_SHARE * lighter.size:  # most photos: none so large
-            regions = _skin_hands(lighter, tint, chroma, PALE_SKIN_HUE, scale, light)
+            regions = _skin_hands(lighter, tint, chroma, PALE_SKIN_HUE, scale, light,
+                                  even_if_soft=True)
         if not regions:  # a hand darker than its table of skin's tint
             darker = (light < usual - max(MIN_DARKER, DARKER_SPREAD * spread)) & seen
             if darker.sum() >= MIN_COVER_SHARE * darker.size:
@@ -147,14 +163,16 @@ def covered_regions(image: npt.NDArray[np.uint8], detections: Detections, *,
 
 def _skin_hands(patch: npt.NDArray[np.bool_], tint: npt.NDArray[np.float32],
                 chroma: npt.NDArray[np.float32], hues: tuple[float, float], scale: float,
-                light: npt.NDArray[np.uint8]) -> list[npt.NDArray[np.float32]]:
-    """Hands (``_hands``, sharp outlines only) among the pixels of ``patch`` (far lighter
-    or darker than the table, of its own tint) that have a skin's hue (``hues``, at
-    ``SKIN_CHROMA``), opened to drop specks."""
+                light: npt.NDArray[np.uint8], *, even_if_soft: bool = False
+                ) -> list[npt.NDArray[np.float32]]:
+    """Hands (``_hands``, sharp outlines only, or with ``even_if_soft`` soft and evenly
+    lit from the photo's edge) among the pixels of ``patch`` (far lighter or darker than
+    the table, of its own tint) that have a skin's hue (``hues``, at ``SKIN_CHROMA``),
+    opened to drop specks."""
     skin = patch & (chroma >= SKIN_CHROMA)
     skin[skin] = skin_hued(tint[skin, 0], tint[skin, 1], chroma[skin], hues, SKIN_CHROMA)
     opened = cv2.morphologyEx(skin.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    return _hands(opened, tint, chroma, hues, scale, light=light)
+    return _hands(opened, tint, chroma, hues, scale, light=light, even_if_soft=even_if_soft)
 
 
 def _median_and_spread(light: npt.NDArray[np.uint8], where: npt.NDArray[np.bool_]
@@ -170,11 +188,13 @@ def _median_and_spread(light: npt.NDArray[np.uint8], where: npt.NDArray[np.bool_
 
 def _hands(off: npt.NDArray[np.uint8], tint: npt.NDArray[np.float32],
            chroma: npt.NDArray[np.float32], hues: tuple[float, float], scale: float, *,
-           light: npt.NDArray[np.uint8] | None = None) -> list[npt.NDArray[np.float32]]:
+           light: npt.NDArray[np.uint8] | None = None, even_if_soft: bool = False
+           ) -> list[npt.NDArray[np.float32]]:
     """Outlines (full-resolution pixels) of the connected patches of ``off`` pixels
     that are large enough (``MIN_COVER_SHARE``) and mostly of a skin's colour (a*b*
     angle within ``hues`` at ``SKIN_CHROMA``: ``SKIN_SHARE``); given ``light`` (L*),
-    only those whose outline is sharp (``SHARP_OUTLINE``)."""
+    only those whose outline is sharp (``SHARP_OUTLINE``), or with ``even_if_soft``
+    those that reach the photo's edge evenly lit (``EVEN_LIGHT_SPREAD``)."""
     count, labels, stats, _ = cv2.connectedComponentsWithStats(off)
     regions = []
     steepness = None
@@ -191,13 +211,30 @@ def _hands(off: npt.NDArray[np.uint8], tint: npt.NDArray[np.float32],
                                                                 (3, 3), 0))
                 steepness = np.hypot(steep_x, steep_y)
             rim = cv2.dilate(patch.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
-            if float(np.percentile(steepness[rim], 90)) < SHARP_OUTLINE:
+            if float(np.percentile(steepness[rim], 90)) < SHARP_OUTLINE and not (
+                    even_if_soft and _evenly_lit_from_edge(patch, stats[k], light)):
                 continue
         points = cv2.findNonZero(patch.astype(np.uint8))
         hull = cv2.convexHull(points).reshape(-1, 2).astype(np.float32)
         hull = cv2.approxPolyDP(hull, 1.5, True).reshape(-1, 2)
         regions.append(((hull + 0.5) / scale).astype(np.float32))
     return regions
+
+
+def _evenly_lit_from_edge(patch: npt.NDArray[np.bool_], box: npt.NDArray[np.int32],
+                          light: npt.NDArray[np.uint8]) -> bool:
+    """Whether ``patch`` (``box``: its connected-component stats x, y, w, h) reaches the
+    photo's edge and is evenly lit inside (``EVEN_LIGHT_SPREAD``): a soft hand, not a
+    glare spot."""
+    x, y, w, h = (int(v) for v in box[:4])
+    height, width = patch.shape
+    if x > 0 and y > 0 and x + w < width and y + h < height:
+        return False
+    inside = cv2.erode(patch.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+    if inside.sum() < 20:
+        return False
+    low, high = np.percentile(light[inside], [10, 90])
+    return bool(high - low <= EVEN_LIGHT_SPREAD)
 
 
 __all__ = ["covered_regions"]

@@ -640,6 +640,22 @@ def test_two_square_looking_nox_cards_side_by_side_are_both_read_along_their_row
         tried += 1
     assert tried >= 4
 
+
+def test_a_cat_in_the_box_trick_seen_square_is_read_along_its_row() -> None:
+    """Dev 61932 (Cat in the Box, hard): a tilted camera squeezes the trick's cards
+    square and three are outlined on their side, a 2 read as 8 at 0.95 and the reading
+    whole and wrong; read along their row (``cards.PAIR_KINDS``) they are 7, 6, 2, 5."""
+    from companion.synth import render_scene
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("catbox", seed=61932, difficulty="hard")
+    read = read_image(scene.image, game="catbox").detections
+    cards = sorted((i for i in read if read.kinds[i] == "catbox_card"),
+                   key=lambda i: float(read.quads[i][:, 0].mean()))
+    assert [read.labels[i] for i in cards] == ["7", "6", "2", "5"]
+    assert min(float(read.confidences[i]) for i in cards) >= 0.9
+
+
 def _without_missed_tiles(monkeypatch) -> None:
     """``classify`` without ``missed_beside_sure``: tests that outline only the tiles
     in full view would otherwise get the partly covered ones found beside them."""

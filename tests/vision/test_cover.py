@@ -69,6 +69,20 @@ def test_a_light_hand_on_dark_cloth_is_found_by_its_lightness() -> None:
     assert doc["complete"] is False
 
 
+@pytest.mark.parametrize("seed", [61851, 61831])
+def test_a_pale_hand_over_rox_cards_is_said_and_the_reading_is_not_whole(seed: int) -> None:
+    """Dev Rox scenes (normal) with a hand over cards that was not found: 61851, a pale
+    hand on a red cloth hiding two cards of a row (balanced hues up to 82, past the old
+    PALE_SKIN_HUE; the reading claimed to be whole); 61831, a hand out of focus over a
+    scoring card (a soft outline, found as evenly lit from the photo's edge)."""
+    scene = render_scene("rox", seed=seed, difficulty="normal")
+    assert scene.camera["hand"]
+    players, caller = given_names(scene)
+    doc = read_photo(scene.image, game="rox", players=players, caller=caller).to_json()
+    assert any(u["what"] == "table" and "hand" in u["why"] for u in doc["unknown"])
+    assert doc["complete"] is False
+
+
 def test_a_dark_hand_on_a_pale_table_of_its_tint_is_found_by_its_darkness() -> None:
     """Dev 61723 (Nox, normal): a dark hand over a kitty's stack on a pale tan table of
     skin's tint, neither off the table's tint nor lighter: it is found as a far darker
@@ -103,6 +117,7 @@ def test_a_piece_at_the_edge_of_a_hand_is_left_unread() -> None:
     ("rox", "hard", 60510),
     ("rox", "hard", 60525),  # most of the table overexposed, the rest tinted by the light
     ("nox", "normal", 60400),
+    ("rox", "hard", 61916),  # two soft glare spots, one reaching the photo's edge
 ])
 def test_no_hand_is_found_where_there_is_none(game: str, difficulty: str, seed: int) -> None:
     scene = render_scene(game, seed=seed, difficulty=difficulty)
