@@ -33,6 +33,7 @@ from companion.vision.board import (
     without_doubtful_tokens,
 )
 from companion.vision.cards import (
+    FORESHORTENED_SURE,
     JOINED_CONFIDENCE,
     PAIR_KINDS,
     across_neighbour,
@@ -330,6 +331,36 @@ def _sheet_upright(quad: npt.NDArray[np.float32], boxes: Sequence[Any]
     return rotate_quad(quad, k), True
 
 
+def _read_along_rows(model: Model, balanced: Image, starts: list[npt.NDArray[np.float32]],
+                     readings: list[Reading]) -> None:
+    """Cards of a row (``cards.PAIR_KINDS``) read along it, in place: a square-looking
+    card whose neighbour lies beyond its top or bottom is read a quarter turn round
+    (``across_neighbour``); then any card so placed is read a quarter turn round too and
+    taken so when that is sure and the outline as given is not (``FORESHORTENED_SURE``),
+    or left unsure when both are sure of different numbers; then the square-looking cards
+    beside the cards turned so are turned as well."""
+    turned: set[int] = set()
+    for pass_ in ("square", "any shape", "square"):
+        if pass_ == "square":
+            turn = [k for k in across_neighbour(starts) if k not in turned]
+            for k, reading in zip(turn, read_quads(
+                    model, balanced, [rotate_quad(starts[k], 1) for k in turn]), strict=True):
+                starts[k], readings[k] = rotate_quad(starts[k], 1), reading
+            turned.update(turn)
+            continue
+        maybe = [k for k in across_neighbour(starts, any_shape=True) if k not in turned]
+        for k, reading in zip(maybe, read_quads(
+                model, balanced, [rotate_quad(starts[k], 1) for k in maybe]), strict=True):
+            if reading.probs.max() < FORESHORTENED_SURE:
+                continue
+            if readings[k].probs.max() < FORESHORTENED_SURE:
+                starts[k], readings[k] = rotate_quad(starts[k], 1), reading
+                turned.add(k)
+            elif reading.probs.argmax() != readings[k].probs.argmax():  # sure both ways
+                readings[k] = Reading((readings[k].probs + reading.probs) / 2,
+                                      readings[k].turned)
+
+
 def classify(image: Image, detections: Detections, *, game: str,
              use_classifier: bool = True, ocr: str = "auto",
              models_dir: Path = MODELS_DIR, deck: DeckProfile | None = None,
@@ -399,11 +430,8 @@ def classify(image: Image, detections: Detections, *, game: str,
                     label, conf, label is not None, alts)
             continue
         readings = read_quads(model, balanced, starts)
-        if kind in PAIR_KINDS:  # a square-looking card read across its row: a quarter turn
-            turn = across_neighbour(starts)
-            for k, reading in zip(turn, read_quads(
-                    model, balanced, [rotate_quad(starts[k], 1) for k in turn]), strict=True):
-                starts[k], readings[k] = rotate_quad(starts[k], 1), reading
+        if kind in PAIR_KINDS:
+            _read_along_rows(model, balanced, starts, readings)
         retry = [k for k, r in enumerate(readings) if r.probs.max() < UNSURE]
         if retry and kind in RETRY_KINDS:  # unsure: read again through other outlines
             _read_again(model, balanced, starts, readings, [

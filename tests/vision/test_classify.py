@@ -656,6 +656,22 @@ def test_a_cat_in_the_box_trick_seen_square_is_read_along_its_row() -> None:
     assert min(float(read.confidences[i]) for i in cards) >= 0.9
 
 
+def test_a_kittys_cards_squeezed_to_look_landscape_are_read_along_the_row() -> None:
+    """Dev 61958 (Nox, hard): a steep camera makes a kitty's 10 and 11 near the photo's
+    bottom look landscape; read along their longer side they were an 8 and a 4 at 0.81
+    (``cards.FORESHORTENED_SURE``)."""
+    from companion.synth import render_scene
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("nox", seed=61958, difficulty="hard")
+    read = read_image(scene.image, game="nox").detections
+    low = sorted((i for i in read if float(read.quads[i][:, 1].mean()) > 560
+                  and float(read.quads[i][:, 0].mean()) < 600),
+                 key=lambda i: float(read.quads[i][:, 0].mean()))
+    assert [read.labels[i] for i in low] == ["10", "11"]
+    assert min(float(read.confidences[i]) for i in low) >= 0.9
+
+
 def _without_missed_tiles(monkeypatch) -> None:
     """``classify`` without ``missed_beside_sure``: tests that outline only the tiles
     in full view would otherwise get the partly covered ones found beside them."""
