@@ -599,3 +599,18 @@ def test_a_faint_cross_the_model_reads_empty_but_the_ink_shows_is_unsure() -> No
     unsure = set(truth) - {(b["row"], b["value"]) for b in sure}
     assert not wrong, wrong
     assert unsure == {("red", "lock"), ("foul", 2)}, unsure
+
+
+def test_a_small_pad_is_moved_to_where_it_reads_surest_and_its_fouls_not_guessed() -> None:
+    """Dev 61003: Lea's pad, rows 10.6 px high, fitted 1.4 px off, read green 12 and 11
+    unsure; moved (``SHIFT_MIN_ROW_PX``), every coloured box reads surely and right. Its
+    foul row, moved along unjudged, read fouls 3 and 4 crossed there where the fit read
+    them surely empty: they are unsure, not read (``_unsettled_by_move``). Dev 61089:
+    Ben's fouls, unsure at the fit, read crossed (0.69-0.80) moved, where none is: unsure
+    too."""
+    sure, wrong, truth = _sure_and_wrong_boxes(61003, "Lea")
+    unsure = set(truth) - {(b["row"], b["value"]) for b in sure}
+    assert not wrong and unsure == {("foul", 3), ("foul", 4)}, (wrong, unsure)
+    sure, wrong, truth = _sure_and_wrong_boxes(61089, "Ben")
+    unsure = set(truth) - {(b["row"], b["value"]) for b in sure}
+    assert not wrong and len(unsure) <= 5, (wrong, unsure)
