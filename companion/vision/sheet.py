@@ -290,8 +290,8 @@ def _ink_disputes(image: Image, placed: Placed, crossed: npt.ArrayLike,
     """Per placed box of the pad, whether the box model's reading of it as empty, fairly
     sure (``DISPUTE_BELOW``), is disputed by the ink statistics (``DISPUTE_INK``): two
     readers that disagree make the box unsure rather than read. Only the rows holding
-    such a box have their statistics worked (a row's empty and print colours come from
-    all its boxes); nothing without the box model (the statistics decided already)."""
+    such a box have their statistics worked (``_ink_probability``); nothing without the
+    box model (the statistics decided already)."""
     from companion.vision.reading import available_model
 
     p, conf = np.asarray(crossed, np.float64), np.asarray(confs, np.float64)
@@ -299,12 +299,22 @@ def _ink_disputes(image: Image, placed: Placed, crossed: npt.ArrayLike,
     out = np.zeros(len(placed), bool)
     if not doubtful.any() or not available_model("qwixx_box"):
         return out
-    rows = np.array([row for row, _, _ in placed])
-    worked = np.flatnonzero(np.isin(rows, rows[doubtful]))
-    feats = box_features(image, [placed[k] for k in worked], PAD)
-    inked = 1.0 / (1.0 + np.exp(-(feats @ WEIGHTS + BIAS))) >= DISPUTE_INK
-    out[worked] = doubtful[worked] & inked
+    worked, ink = _ink_probability(image, placed, doubtful)
+    out[worked] = doubtful[worked] & (ink >= DISPUTE_INK)
     return out
+
+
+def _ink_probability(image: Image, placed: Placed, wanted: npt.NDArray[np.bool_]
+                     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """The logistic model's probability of being crossed (``box_features``) for every
+    box of the rows that hold a ``wanted`` box: (their indices in ``placed``, the
+    probabilities). A row's empty and print colours come from all its boxes, so whole
+    rows are worked, and only those."""
+    rows = np.array([row for row, _, _ in placed])
+    worked = np.flatnonzero(np.isin(rows, rows[wanted]))
+    feats = box_features(image, [placed[k] for k in worked], PAD)
+    ink: npt.NDArray[np.float64] = 1.0 / (1.0 + np.exp(-(feats @ WEIGHTS + BIAS)))
+    return worked, ink
 
 
 COVER_MIN_BOX_PX = 12.0
@@ -743,11 +753,9 @@ def _unsettled_by_move(image: Image, placed: Placed, before: npt.ArrayLike,
     rows = np.array([row for row, _, _ in placed])
     out = (rows == "foul") & (~sure_a | (sure_b & ((a >= 0.5) != (b >= 0.5))))
     settled = (rows != "foul") & ~sure_a & sure_b
-    if settled.any():  # a row's statistics come from all its boxes (``_ink_disputes``)
-        worked = np.flatnonzero(np.isin(rows, rows[settled]))
-        feats = box_features(image, [placed[k] for k in worked], PAD)
-        inked = 1.0 / (1.0 + np.exp(-(feats @ WEIGHTS + BIAS))) >= 0.5
-        out[worked] = settled[worked] & (inked != (b[worked] >= 0.5))
+    if settled.any():
+        worked, ink = _ink_probability(image, placed, settled)
+        out[worked] = settled[worked] & ((ink >= 0.5) != (b[worked] >= 0.5))
     result: npt.NDArray[np.bool_] = out
     return result
 
