@@ -10,7 +10,8 @@ the fit sees, is moved on its own when the box model is unsure of it where the f
 it and sure of it a little above or below (``_foul_refit``). Before that, a pad with a
 coloured box the model is unsure of is moved and stretched a little to where the model
 is surest of its coloured rows (``_surest_shift``): on a blurred photo the fit can lie a
-third of a box off.
+third of a box off (on a small pad, only what the move settles on evidence is read:
+``_unsettled_by_move``).
 
 Crossed or not is judged from pixel statistics after white balance: each row's empty
 box colour and its print colour are measured on the sheet itself (the box interiors'
@@ -21,7 +22,9 @@ printed but every X, stroke and filled box passes. A small logistic model over t
 statistics, fitted on rendered sheets, gives the probability; the confidence is
 ``2·|p − ½|``, so a box near the boundary is reported unsure, never guessed. A pad's
 box with skin round it where its row's print should be lies under a hand: it is
-reported unsure and ``covered`` (``_under_skin``), whatever the model read there.
+reported unsure and ``covered`` (``_under_skin``), whatever the model read there. A box
+the model reads empty, not quite surely, where the ink statistics show a mark, is
+reported unsure too (``_ink_disputes``): two readers that disagree.
 """
 
 from __future__ import annotations
@@ -90,14 +93,27 @@ FOUL_SURE = 0.7
 """A moved foul row is kept when the box model's mean sureness over its four boxes is at
 least this, at its place and a step either way."""
 MOVE_MIN_ROW_PX = 11.0
-"""Boxes are moved (``_foul_refit``, ``_surest_shift``) only on sheets whose rows are
-this many pixels high or more in the photo (foul boxes of 7 px or more): on smaller
-ones the model was sure of wrong places as often (hard dev scene 61820: rows 10 px high,
-an empty box read crossed 0.82 a fifth of a box away; 10 px turned its verdict wrong).
+"""The foul row is moved on its own (``_foul_refit``) only on sheets whose rows are this
+many pixels high or more in the photo (foul boxes of 7 px or more): on smaller ones the
+model was sure of wrong places as often (hard dev scene 61820: rows 10 px high, an
+empty box read crossed 0.82 a fifth of a box away; 10 px turned its verdict wrong).
 From 12 to 11 px: normal dev scene 60412 (rows 11.7 px, one box unsure) read exactly,
 no other dev scene changed (normal 60000, 60400, 61000, 61100, 61800, hard 61000, 61800
-+ 0-39)."""
-
++ 0-39). Below it a pad moved whole (``_surest_shift``) keeps only what the move settles
+on evidence (``_unsettled_by_move``)."""
+SHIFT_MIN_ROW_PX = 10.0
+"""The whole pad is moved (``_surest_shift``) on sheets whose rows are this many pixels
+high or more (11 before). Between this and ``MOVE_MIN_ROW_PX`` the move is judged by the
+coloured rows alone and its readings are checked (``_unsettled_by_move``): the foul row,
+moved along unjudged, is read there only where the fit read it surely the same way (dev
+61003: Lea's pad, rows 10.6 px, fitted 1.4 px off, read green 12 and 11 unsure at the fit
+and right moved, where fouls 3 and 4 read crossed; dev 61089: Ben's fouls read crossed
+after the move, 0.69-0.80, where the fit read them unsure), and a coloured box the move
+settles is read only where its ink statistics read it the same way (hard dev 61820:
+Tom's red 12 read crossed 0.95 moved, 0.16 by its ink). Located sheets (dev 61000 + 0-99
+normal, hard 61900 and 61800 + 0-39): boxes read right 10195 -> 10198, 3874 -> 3977 and
+3719 -> 3726, unsure 45 -> 42, 128 -> 25 and 177 -> 170, read surely wrong 4, 2 and 4
+unchanged (61820 Tom's green 11 right, green 5 wrong). Lower was not tried."""
 SHIFT_STEPS = (0.2, 0.1)
 """A pad whose coloured rows hold a box the model is unsure of is moved along and across
 its rows (``_surest_shift``) on a grid of this share of a column and of a row, then of
@@ -206,6 +222,7 @@ def _read_balanced(image: Image, quad: npt.ArrayLike | None, markers: Sequence[A
         placed = _placed(upright)
         template = PAD
     p = _crossed(image, placed, template)
+    unsettled = np.zeros(len(placed), bool)  # boxes a move read surely on no evidence
     if upright is not None and located is not None and fit < SHEET_FIT_GOOD and not _print_confirms(
             image, upright, p):  # a weak fit its print does not confirm: a column off?
         moved = _column_refit(image, [upright, located], upright, fit)  # fit or outline
@@ -220,7 +237,9 @@ def _read_balanced(image: Image, quad: npt.ArrayLike | None, markers: Sequence[A
         if shifted is not None:
             upright = shifted
             placed = _placed(shifted)
-            p = _crossed(image, placed, template)
+            before, p = p, _crossed(image, placed, template)
+            if _row_px(shifted) < MOVE_MIN_ROW_PX:  # small: what did the move settle?
+                unsettled = _unsettled_by_move(image, placed, before, p)
     if upright is not None:  # the foul row lies beyond the fitted rows: placed right?
         refit = _foul_refit(image, upright, p)
         if refit is not None:
@@ -228,12 +247,15 @@ def _read_balanced(image: Image, quad: npt.ArrayLike | None, markers: Sequence[A
             placed = placed[:-len(fouls)] + fouls
             p = np.concatenate([p[:-len(fouls)], p_fouls])
     confs = np.abs(2.0 * p - 1.0) * certain
+    confs = np.where(unsettled, np.minimum(confs, SHEET_UNSURE_BOX), confs)
     covered = np.zeros(len(placed), bool)
     if template is PAD and float(np.median(confs)) < SHEET_SURE:  # unreadable as a whole
         confs = np.minimum(confs, SHEET_UNSURE_BOX)
     elif upright is not None:  # a box with skin round it, not its print: under a hand
         covered = _under_skin(image, upright, placed)
         confs = np.where(covered, np.minimum(confs, SHEET_UNSURE_BOX), confs)
+        confs = np.where(_ink_disputes(image, placed, p, confs),
+                         np.minimum(confs, SHEET_UNSURE_BOX), confs)
     out = []
     for (row, value, q), prob, conf, hidden in zip(placed, p, confs, covered, strict=True):
         box = {"row": row, "value": value, "crossed": bool(prob >= 0.5),
@@ -243,6 +265,65 @@ def _read_balanced(image: Image, quad: npt.ArrayLike | None, markers: Sequence[A
             box["covered"] = True
         out.append(box)
     return out
+
+
+DISPUTE_BELOW = 0.9
+"""A box the box model reads empty at under this confidence is checked against the ink
+statistics (``_ink_disputes``): on small blurred sheets (boxes 6-10 px) a faint cross,
+or one in a pen near its row's colour, reads empty at 0.56-0.84 (dev 61031: a purple X
+on the red row's lock box and on foul 2, and the reading claimed to be whole). Located
+sheets read surely, boxes read empty: dev 61000 + 0-99 normal, 6 of 6 read wrong were
+under 0.9 and 57 of 7050 read right; 61400 + 0-99 normal 4 of 5 and 51 of 7642; hard
+61500 + 0-59 14 of 28 and 61 of 3793."""
+DISPUTE_INK = 0.15
+"""Such a box is reported unsure when the logistic model over its ink statistics
+(``box_features``, fitted apart from the box model) gives it this probability of being
+crossed or more: above the 95th percentile of the empty number and lock boxes read right
+(dev 61000 + 0-99: 0.1 and 0.03; 0.39 for the foul boxes, whose print is a dark outline), below dev
+61031's two missed crosses (0.25, 0.27). Same sheets: read wrong and now unsure 6 of 6,
+3 of 5 and 8 of 28; read right and now unsure 19, 17 and 11 (all truly empty boxes, so
+no state read exactly is lost, only readings that were whole)."""
+DISPUTE_INK_LOCK = 0.1
+"""The same for a lock box: its print (an L, beside the row's edge) leaves less ink in
+the statistics, its empty boxes read right under 0.09 in 99 % (dev 61000 + 0-99), and
+crossed locks are missed far more often than numbers (read surely empty: 1.1 %, 1.1 %
+and 5.4 % of the crossed locks on dev 61000, 61400 + 0-99 normal and 61500 + 0-59 hard,
+against 0.1 %, 0.1 % and 1.6 % of the crossed numbers). Dev 61453 (Marie's green lock,
+0.14 by its ink) and hard 61509 (Claire's green lock, 0.12) are unsure too, with no more
+empty locks unsure on those five sets (2)."""
+
+
+def _ink_disputes(image: Image, placed: Placed, crossed: npt.ArrayLike,
+                  confs: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """Per placed box of the pad, whether the box model's reading of it as empty, fairly
+    sure (``DISPUTE_BELOW``), is disputed by the ink statistics (``DISPUTE_INK``): two
+    readers that disagree make the box unsure rather than read. Only the rows holding
+    such a box have their statistics worked (``_ink_probability``); nothing without the
+    box model (the statistics decided already)."""
+    from companion.vision.reading import available_model
+
+    p, conf = np.asarray(crossed, np.float64), np.asarray(confs, np.float64)
+    doubtful = (p < 0.5) & (conf >= MIN_CONFIDENCE) & (conf < DISPUTE_BELOW)
+    out = np.zeros(len(placed), bool)
+    if not doubtful.any() or not available_model("qwixx_box"):
+        return out
+    worked, ink = _ink_probability(image, placed, doubtful)
+    locks = np.array([value == "lock" for _, value, _ in placed])[worked]
+    out[worked] = doubtful[worked] & (ink >= np.where(locks, DISPUTE_INK_LOCK, DISPUTE_INK))
+    return out
+
+
+def _ink_probability(image: Image, placed: Placed, wanted: npt.NDArray[np.bool_]
+                     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """The logistic model's probability of being crossed (``box_features``) for every
+    box of the rows that hold a ``wanted`` box: (their indices in ``placed``, the
+    probabilities). A row's empty and print colours come from all its boxes, so whole
+    rows are worked, and only those."""
+    rows = np.array([row for row, _, _ in placed])
+    worked = np.flatnonzero(np.isin(rows, rows[wanted]))
+    feats = box_features(image, [placed[k] for k in worked], PAD)
+    ink: npt.NDArray[np.float64] = 1.0 / (1.0 + np.exp(-(feats @ WEIGHTS + BIAS)))
+    return worked, ink
 
 
 COVER_MIN_BOX_PX = 12.0
@@ -633,11 +714,11 @@ def _surest_shift(image: Image, upright: Quad, crossed: npt.ArrayLike) -> Quad |
     ``SHIFT_REACH``, then one of ``SHIFT_STEPS[1]`` round its surest place, then that
     place's height scaled by each of ``SHIFT_STRETCHES``, then its corners moved one at a
     time (``_surest_corners``); None when no
-    coloured box is unsure, on a sheet under ``MOVE_MIN_ROW_PX``, without the box model,
+    coloured box is unsure, on a sheet under ``SHIFT_MIN_ROW_PX``, without the box model,
     or when no place is ``SHIFT_GAIN`` surer than the fit and ``SHIFT_SURE``."""
     coloured = len(_pad_names()) - 4
     p = np.asarray(crossed, np.float64)[:coloured]
-    if (np.abs(2.0 * p - 1.0) >= MIN_CONFIDENCE).all() or _row_px(upright) < MOVE_MIN_ROW_PX:
+    if (np.abs(2.0 * p - 1.0) >= MIN_CONFIDENCE).all() or _row_px(upright) < SHIFT_MIN_ROW_PX:
         return None
     here = float(np.abs(2.0 * p - 1.0).mean())
     coarse, fine = SHIFT_STEPS
@@ -665,6 +746,27 @@ def _surest_shift(image: Image, upright: Quad, crossed: npt.ArrayLike) -> Quad |
     if surest < max(here + SHIFT_GAIN, SHIFT_SURE):
         return None
     return moved
+
+
+def _unsettled_by_move(image: Image, placed: Placed, before: npt.ArrayLike,
+                       after: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """Per box of a small pad moved by ``_surest_shift`` (probabilities of being crossed
+    ``before`` and ``after`` the move, ``placed`` after it), whether the move left it
+    unsettled: a foul box unsure where the fit put it or read surely the other way after
+    (the move is judged by the coloured rows alone, and no foul refit follows at this
+    size), or a coloured box unsure before and sure after whose ink statistics
+    (``box_features``) read it the other way."""
+    a, b = np.asarray(before, np.float64), np.asarray(after, np.float64)
+    sure_a = np.abs(2.0 * a - 1.0) >= MIN_CONFIDENCE
+    sure_b = np.abs(2.0 * b - 1.0) >= MIN_CONFIDENCE
+    rows = np.array([row for row, _, _ in placed])
+    out = (rows == "foul") & (~sure_a | (sure_b & ((a >= 0.5) != (b >= 0.5))))
+    settled = (rows != "foul") & ~sure_a & sure_b
+    if settled.any():
+        worked, ink = _ink_probability(image, placed, settled)
+        out[worked] = settled[worked] & ((ink >= 0.5) != (b[worked] >= 0.5))
+    result: npt.NDArray[np.bool_] = out
+    return result
 
 
 def _sureness(image: Image, quads: Sequence[Quad]) -> npt.NDArray[np.float64] | None:

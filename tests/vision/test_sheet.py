@@ -320,10 +320,11 @@ def test_a_sheet_whose_outline_ran_on_to_a_neighbour_is_found_by_its_rows() -> N
     another outline than the located one showed the sheet's turn clearly (60302): the
     rows found by template matching, and the turn judged where the fit put the sheet,
     read every sheet right (before: 29-37 boxes right and 9-16 surely wrong, or all 52
-    unsure)."""
+    unsure). Up to two empty boxes may be left unsure (61011 Jonas's green 10: read empty
+    at 0.89 where the ink statistics see a mark, ``_ink_disputes``)."""
     for seed, owner in ((61011, "Jonas"), (61454, "Tom"), (61014, "Claire"), (60302, "Lea")):
         sure, wrong, _ = _sure_and_wrong_boxes(seed, owner)
-        assert not wrong and len(sure) >= 51, (seed, owner, len(sure), wrong)
+        assert not wrong and len(sure) >= 50, (seed, owner, len(sure), wrong)
 
 
 def test_rows_found_a_half_turn_round_or_about_a_weak_fit_are_read() -> None:
@@ -342,7 +343,8 @@ def test_a_sheet_read_unsure_in_bulk_is_not_read_at_all() -> None:
     """A pad blurred by motion whose boxes read unsure at the median (``SHEET_SURE``) has
     every box reported unsure, and the reader says the sheet could not be read, instead
     of a sheet of sure empty boxes (dev 60005: 19 crosses read surely as none); the
-    sharp sheets of the same photo are read as before."""
+    sharp sheets of the same photo are read as before (two empty boxes left unsure where
+    the ink statistics dispute the box model, ``_ink_disputes``)."""
     from companion.readers.photo import read_photo
     from companion.readers.truth import detections_from_scene
     from companion.synth import render_scene
@@ -367,7 +369,7 @@ def test_a_sheet_read_unsure_in_bulk_is_not_read_at_all() -> None:
         boxes = read.data["boxes"][i]
         right = sum(b["confidence"] >= 0.5 and b["crossed"] == true[(b["row"], b["value"])]
                     for b in boxes)
-        assert right >= len(boxes) - 1, (i, right)
+        assert right >= len(boxes) - 2, (i, right)  # yellow 8, 11 disputed (_ink_disputes)
 
 
 def test_box_crops_on_one_opencv_thread_are_the_same_and_the_threads_come_back() -> None:
@@ -585,3 +587,44 @@ def test_a_pad_fitted_off_in_perspective_is_read_where_its_corners_read_surest()
     sure = [b for b in read.data["boxes"][sheet] if b["confidence"] >= 0.5]
     wrong = [b for b in sure if b["crossed"] != truth[(b["row"], b["value"])]]
     assert not wrong and len(sure) == 52, (len(sure), wrong)
+
+
+def test_a_faint_cross_the_model_reads_empty_but_the_ink_shows_is_unsure() -> None:
+    """Dev 61031: Jonas's pad, boxes 9 px wide and blurred, crossed in a purple pen; the
+    box model read the X on the red row's lock box and on foul 2 as empty (0.83, 0.84),
+    and the reading claimed to be whole. The ink statistics show a mark there
+    (``_ink_disputes``): both boxes are now unsure, every other box read surely and
+    right."""
+    sure, wrong, truth = _sure_and_wrong_boxes(61031, "Jonas")
+    unsure = set(truth) - {(b["row"], b["value"]) for b in sure}
+    assert not wrong, wrong
+    assert unsure == {("red", "lock"), ("foul", 2)}, unsure
+
+
+def test_a_small_pad_is_moved_to_where_it_reads_surest_and_its_fouls_not_guessed() -> None:
+    """Dev 61003: Lea's pad, rows 10.6 px high, fitted 1.4 px off, read green 12 and 11
+    unsure; moved (``SHIFT_MIN_ROW_PX``), every coloured box reads surely and right. Its
+    foul row, moved along unjudged, read fouls 3 and 4 crossed there where the fit read
+    them surely empty: they are unsure, not read (``_unsettled_by_move``). Dev 61089:
+    Ben's fouls, unsure at the fit, read crossed (0.69-0.80) moved, where none is: unsure
+    too."""
+    sure, wrong, truth = _sure_and_wrong_boxes(61003, "Lea")
+    unsure = set(truth) - {(b["row"], b["value"]) for b in sure}
+    assert not wrong and unsure == {("foul", 3), ("foul", 4)}, (wrong, unsure)
+    sure, wrong, truth = _sure_and_wrong_boxes(61089, "Ben")
+    unsure = set(truth) - {(b["row"], b["value"]) for b in sure}
+    assert not wrong and len(unsure) <= 5, (wrong, unsure)
+
+
+def test_a_crossed_lock_the_model_reads_empty_is_unsure_at_a_lower_ink_bar() -> None:
+    """Dev 61453: Marie's green lock, crossed, read empty at 0.59 by the box model and
+    0.14 by its ink statistics, under the numbers' bar (``DISPUTE_INK``) but over the
+    locks' (``DISPUTE_INK_LOCK``): unsure, and nothing on the sheet read surely wrong;
+    Tom's blue 12 and 11 on the same photo, read empty at 0.83 and 0.78 where the ink
+    shows a mark, are unsure too."""
+    sure, wrong, truth = _sure_and_wrong_boxes(61453, "Marie")
+    unsure = set(truth) - {(b["row"], b["value"]) for b in sure}
+    assert not wrong and unsure == {("green", "lock")}, (wrong, unsure)
+    sure, wrong, truth = _sure_and_wrong_boxes(61453, "Tom")
+    unsure = set(truth) - {(b["row"], b["value"]) for b in sure}
+    assert not wrong and {("blue", 12), ("blue", 11)} <= unsure, (wrong, unsure)
