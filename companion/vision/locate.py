@@ -184,6 +184,13 @@ boards fitted) empty cells' middles differed by 0.8 at the median and 17.9 at th
 percentile (over 30: four cells, three under a hand); found tokens by 30.4 or more at
 the first percentile; 17 of 43 tokens the circles missed by over 30."""
 
+FAINT_TOKEN_CONTRAST = 20.0
+"""A cell with no token found whose middle differs from the cell around it by this much
+or more, yet less than CELL_TOKEN_CONTRAST, may hold a token of the cell's own colour
+(``faint_cells``): a yellow token on a yellow cell differed by 23.0 (dev 61932 hard, read
+empty in a reading claimed whole); empty cells' middles 17.9 at the 99th percentile
+(61600-61639 normal). Such a cell is reported unknown, not empty."""
+
 CONTRAST = 18.0
 """Lab distance (lightness weighted, see below) from the table around it that makes a
 pixel part of a piece in the "contrast" mask."""
@@ -836,6 +843,26 @@ def tokens_in_cells(image: Image, board: npt.NDArray[np.float32],
                 continue
             found.append(_token_square(x, y, radius, back))
     return found
+
+
+def faint_cells(view: BoardView, tokens: npt.NDArray[np.float32]) -> list[tuple[int, int]]:
+    """The (row, column) cells, 0-based, of the upright, fitted board's ``view`` with none
+    of the ``tokens`` (their centres, image pixels) in them whose middle differs from
+    the cell around it by ``FAINT_TOKEN_CONTRAST`` but less than ``CELL_TOKEN_CONTRAST``:
+    a token of the cell's own colour, or none, cannot be told there."""
+    width, height = BOARD_VIEW
+    seen = view.seen(tokens)
+    faint = []
+    for row in range(BOARD_ROWS):
+        for col in range(BOARD_COLUMNS):
+            u, v = cell_middle(row, col)
+            x, y = u * width, v * height
+            if len(seen) and np.linalg.norm(seen - (x, y), axis=1).min() < 1.5 * TOKEN_RADIUS:
+                continue
+            if (FAINT_TOKEN_CONTRAST <= _token_contrast(view.lab, x, y, TOKEN_RADIUS)
+                    < CELL_TOKEN_CONTRAST):
+                faint.append((row, col))
+    return faint
 
 
 def token_squares(board: npt.NDArray[np.float32], points: npt.NDArray[np.float32]
