@@ -897,13 +897,21 @@ def token_colours(view: BoardView, points: npt.NDArray[np.float32]
                   ) -> list[npt.NDArray[np.float64] | None]:
     """The colour (Lab, OpenCV's 8-bit scale: the median within 0.6 of a token's radius)
     of the board's ``view`` at each of ``points`` (image pixels); None for a point off
-    the board."""
+    the board. Looked at in a window round each point, not the whole view: the same
+    pixels at a fraction of the cost."""
     width, height = BOARD_VIEW
-    rows, cols = np.ogrid[0:height, 0:width]
+    reach = 0.6 * TOKEN_RADIUS
     out: list[npt.NDArray[np.float64] | None] = []
     for x, y in view.seen(points):
-        middle = np.hypot(cols - x, rows - y) < 0.6 * TOKEN_RADIUS
-        out.append(np.median(view.lab[middle], axis=0).astype(np.float64) if middle.any()
+        x0, x1 = max(0, int(np.floor(x - reach))), min(width, int(np.ceil(x + reach)) + 1)
+        y0, y1 = max(0, int(np.floor(y - reach))), min(height, int(np.ceil(y + reach)) + 1)
+        if x1 <= x0 or y1 <= y0:
+            out.append(None)
+            continue
+        rows, cols = np.ogrid[y0:y1, x0:x1]
+        middle = np.hypot(cols - x, rows - y) < reach
+        window = view.lab[y0:y1, x0:x1]
+        out.append(np.median(window[middle], axis=0).astype(np.float64) if middle.any()
                    else None)
     return out
 
