@@ -652,6 +652,37 @@ def joined_card_halves(balanced: Image, read: Detections, models_dir: Path) -> D
     return joined.select([i for i in joined if i not in other_halves])
 
 
+CARDS_JOINED = 2.5
+"""A Cat in the Box card outline covering this many cards or more on the table (the
+board's plane), read less surely than ``CARD_HALVES_SURE``, holds two cards or more
+read as one (dev 60121 hard: a 2 and a 4 in one outline of 3.14 cards read 1 at 0.85,
+in a trick claimed whole): it is read no surer than ``JOINED_CONFIDENCE``. Final card
+outlines of dev 61900+60, 60500+60, 60100+40, 61300+40 hard and 61800+60, 61000+100
+normal (1104): one card's at most 1.95, but for a board whose plane was off (61067:
+7.55 and 18.59, read right at 1.00, hence the bar on sureness)."""
+
+
+def joined_cards_doubted(read: Detections) -> Detections:
+    """``read`` with each Cat in the Box card outline of ``CARDS_JOINED`` cards or more,
+    read under ``CARD_HALVES_SURE``, read no surer than ``JOINED_CONFIDENCE``."""
+    to_image = _board_plane(read)
+    if to_image is None:
+        return read
+    joined = [i for i in read if read.kinds[i] == "catbox_card"
+              and float(read.confidences[i]) < CARD_HALVES_SURE
+              and _card_sized_corners(read.quads[i], to_image, "catbox_card")[0]
+              >= CARDS_JOINED]
+    if not joined:
+        return read
+    confidences = read.confidences.copy()
+    probabilities = list(read.data.get(PROBABILITIES, (None,) * len(read)))
+    for i in joined:  # not asked again: Tesseract would read one of the numbers
+        confidences[i] = min(float(confidences[i]), JOINED_CONFIDENCE)
+        probabilities[i] = None
+    return read.with_fields(confidences=confidences, data={
+        **read.data, PROBABILITIES: tuple(probabilities)})
+
+
 def _parts_joined(read: Detections, balanced: Image, model: Model,
                   tries: list[tuple[int, npt.NDArray[np.float32]]], other: dict[int, int],
                   sure: float) -> Detections:

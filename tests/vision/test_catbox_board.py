@@ -587,3 +587,12 @@ def test_a_sure_observed_token_far_from_grey_is_unsure() -> None:
     _, reading = _photo_reading(61938, "hard")
     assert reading.state["board"]["green"][1] == "."
     assert any(u.get("what") == "token" for u in reading.unknown)
+
+
+def test_two_trick_cards_in_one_outline_are_unsure() -> None:
+    """Dev 60121 hard: a 2 and a 4 located as one outline of 3.14 cards, read 1 at 0.85:
+    the trick read [6, 1, 8], claimed whole. It is read no surer than
+    ``JOINED_CONFIDENCE`` (``CARDS_JOINED``): the trick's card is unknown."""
+    _, reading = _photo_reading(60121, "hard")
+    assert reading.extra["trick"] == [6, None, 8]
+    assert any(u.get("what") == "card" for u in reading.unread)
