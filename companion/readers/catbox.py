@@ -195,7 +195,9 @@ def _covered_cells(detections: Detections, board: int, cells: Mapping[tuple[str,
                    result: ReadState) -> None:
     """Cells the vision saw covered (``data["covered_cells"]``: a hand or an object over
     them) with no token read on them are unknown, not empty: a token there cannot be
-    seen. Cells whose state the set-up fixes, or with a token on them, are known."""
+    seen; so are cells whose middle differs faintly from the cell round it
+    (``data["faint_cells"]``: a token of the cell's own colour may lie there). Cells whose
+    state the set-up fixes, or with a token on them, are known."""
     covered = detections.data.get("covered_cells", (None,) * len(detections))[board] or ()
     with_token = {tuple(role["cell"]) for role in result.roles
                   if role and role.get("role") == "token"}
@@ -206,6 +208,15 @@ def _covered_cells(detections: Detections, board: int, cells: Mapping[tuple[str,
         result.unknown.append({"piece": board, "what": "board cell", "cell": list(key),
                                "why": "covered (a hand or an object over it): a token "
                                       "there cannot be seen"})
+    faint = detections.data.get("faint_cells", (None,) * len(detections))[board] or ()
+    for row, column in faint:
+        key = (ROWS[row], column + 1)
+        if key in cells or key in with_token or (row, column) in covered:
+            continue
+        result.unknown.append({"piece": board, "what": "board cell", "cell": list(key),
+                               "why": "its middle differs faintly from the cell round it: "
+                                      "a token of the cell's own colour, or none, cannot be "
+                                      "told"})
 
 
 def _players(cells: dict[tuple[str, int], str], players: Sequence[str] | None,

@@ -5,7 +5,7 @@ shadow) dropped."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import cv2
@@ -144,6 +144,14 @@ nothing of which colour: a purple token lies nearer blue than grey). Dev 60000-6
 normal and 61100-61129 hard: 632 true observed tokens at most 21.6 from neutral, the
 players' tokens at least 30.9; a purple token read observed at 0.88 lay 61 off (dev
 60006), a blue one at 0.92 34 off (60435)."""
+SURE_NOT_NEUTRAL = 35.0
+UNSURE_TOKEN = 0.4
+"""A token read "observed" at SURE_TOKEN or more whose colour lies more than
+SURE_NOT_NEUTRAL from neutral is no grey token either, but which player's it is the
+colour alone does not tell surely (a purple token in glare, pinkish: dev 61938 hard,
+read observed at 0.99, 43.6 off, whose model's next guess, blue, is wrong too): it is
+read no surer than UNSURE_TOKEN (under the readers' bar), so the reader reports it
+unknown. True observed tokens at most 21.6 off (``NOT_NEUTRAL``)."""
 
 
 def observed_by_colour(read: Detections, view: BoardView | None) -> Detections:
@@ -152,14 +160,17 @@ def observed_by_colour(read: Detections, view: BoardView | None) -> Detections:
     token in shade or a red one in glare for the grey observed one, which blocks the
     cell. ``view`` is the board the tokens lie on."""
     tokens = [i for i in read if read.kinds[i] == "token" and read.labels[i] is not None]
-    doubted = [i for i in tokens if read.labels[i] == BLOCKED
-               and float(read.confidences[i]) < SURE_TOKEN]
-    if view is None or not doubted:
+    observed = [i for i in tokens if read.labels[i] == BLOCKED]
+    doubted = [i for i in observed if float(read.confidences[i]) < SURE_TOKEN]
+    if view is None or not observed:
         return read
     from companion.vision.locate import token_colours
 
     colours = dict(zip(tokens, token_colours(view, read.quads[tokens].mean(axis=1)),
                        strict=True))
+    read = _sure_observed_not_grey(read, observed, colours)
+    if not doubted:
+        return read
     sure: dict[str, list[npt.NDArray[np.float64]]] = {}
     for i in tokens:
         colour = colours[i]
@@ -186,18 +197,41 @@ def observed_by_colour(read: Detections, view: BoardView | None) -> Detections:
     return read.with_fields(labels=tuple(labels))
 
 
+def _sure_observed_not_grey(read: Detections, observed: Sequence[int],
+                            colours: Mapping[int, npt.NDArray[np.float64] | None]
+                            ) -> Detections:
+    """``read`` with each token read "observed" at ``SURE_TOKEN`` or more whose colour
+    (``colours``: Lab) lies over ``SURE_NOT_NEUTRAL`` from neutral read no surer than
+    ``UNSURE_TOKEN``: it is not grey, and its player's colour cannot be told surely."""
+    confidences = read.confidences.copy()
+    for i in observed:
+        colour = colours[i]
+        if (float(confidences[i]) >= SURE_TOKEN and colour is not None
+                and float(np.hypot(*(colour[1:] - np.float64(NEUTRAL_AB))))
+                > SURE_NOT_NEUTRAL):
+            confidences[i] = min(float(confidences[i]), UNSURE_TOKEN)
+    return read.with_fields(confidences=confidences)
+
+
 def with_covered_cells(read: Detections, view: BoardView | None) -> Detections:
     """The largest board's ``data["covered_cells"]``: its (row, column) cells, 0-based,
     that a hand or an object covers (``locate.covered_cells``), for the reader to report
-    a cell it cannot see as unknown rather than empty. ``view`` is that board's."""
+    a cell it cannot see as unknown rather than empty; and its ``data["faint_cells"]``
+    (``locate.faint_cells``): cells whose middle may hold a token of their own colour.
+    ``view`` is that board's."""
     board = largest_board(read)
     if view is None or board is None:
         return read
-    from companion.vision.locate import covered_cells
+    from companion.vision.locate import covered_cells, faint_cells
 
     covered: list[object] = list(read.data.get("covered_cells", (None,) * len(read)))
     covered[board] = tuple(covered_cells(view))
-    return read.with_fields(data={**read.data, "covered_cells": tuple(covered)})
+    tokens = [i for i in read if read.kinds[i] == "token"]
+    faint: list[object] = [None] * len(read)
+    faint[board] = tuple(faint_cells(view, read.quads[tokens].mean(axis=1)
+                                     if tokens else np.zeros((0, 2), np.float32)))
+    return read.with_fields(data={**read.data, "covered_cells": tuple(covered),
+                                  "faint_cells": tuple(faint)})
 
 
 def largest_board(read: Detections) -> int | None:

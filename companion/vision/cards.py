@@ -602,12 +602,18 @@ surely (dev 60459 normal: a 2 cut into halves of 0.40 and 0.75 of a card, read 7
 cards of dev 60000-60099 normal and 60100-60159 hard: the halves of a card covered
 0.38-0.75 of one; whole cards 0.45 or more (a board seen steeply measures them small),
 side by side two of them cover more than CARD_JOINED. Dev exact +1 on normal 60400,
-hard 60200, 60500 and 60100 (60459, 60208, 60543, 60102), no range lower."""
+hard 60200, 60500 and 60100 (60459, 60208, 60543, 60102), no range lower. The rectangle
+round both is also read fitted to the card's edges (``fit_card_outline``): dev 61921
+hard, an 8 cut in two read 0.90 through the rectangle, 1.00 fitted. Halves that read
+sure neither way are read no surer than ``JOINED_CONFIDENCE``: each is half a card,
+and its number is not the card's (61921: the 8's halves read 3 and 8, a card too many
+in a trick claimed whole)."""
 
 
 def joined_card_halves(balanced: Image, read: Detections, models_dir: Path) -> Detections:
     """``read`` with each pair of Cat in the Box card halves (``CARD_PART``) made the one
-    card they are, read through the rectangle round both."""
+    card they are, read through the rectangle round both or it fitted; halves not made
+    one card are unsure."""
     to_image = _board_plane(read)
     if to_image is None or not available_model("catbox_card", models_dir):
         return read
@@ -625,9 +631,56 @@ def joined_card_halves(balanced: Image, read: Detections, models_dir: Path) -> D
     if not pairs:
         return read
     model = load_model("catbox_card", models_dir)
-    return _parts_joined(read, balanced, model, [
-        (i, portrait_first(both, model.size)) for i, (_, both) in pairs.items()],
-        {i: j for i, (j, _) in pairs.items()}, CARD_HALVES_SURE)
+    smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
+    tries = []
+    for i, (_, both) in pairs.items():  # the rectangle round both, and it fitted
+        start = portrait_first(both, model.size)
+        tries += [(i, start)] + [(i, fit) for fit in fit_card_outline(
+            smooth, start, aspect=PIECE_ASPECT["catbox_card"], count=EDGE_FITS)]
+    changes = {i: change for i, change in surer_readings(read, balanced, model, tries).items()
+               if float(change[1].max()) >= CARD_HALVES_SURE}
+    unjoined = {k for i, (j, _) in pairs.items() if i not in changes for k in (i, j)}
+    confidences = read.confidences.copy()
+    probabilities = list(read.data.get(PROBABILITIES, (None,) * len(read)))
+    for k in unjoined:  # not asked again (Tesseract would read the half's number)
+        confidences[k] = min(float(confidences[k]), JOINED_CONFIDENCE)
+        probabilities[k] = None
+    doubted = read.with_fields(confidences=confidences, data={
+        **read.data, PROBABILITIES: tuple(probabilities)})
+    joined = with_readings(doubted, model, changes)
+    other_halves = {pairs[i][0] for i in changes}
+    return joined.select([i for i in joined if i not in other_halves])
+
+
+CARDS_JOINED = 2.5
+"""A Cat in the Box card outline covering this many cards or more on the table (the
+board's plane), read less surely than ``CARD_HALVES_SURE``, holds two cards or more
+read as one (dev 60121 hard: a 2 and a 4 in one outline of 3.14 cards read 1 at 0.85,
+in a trick claimed whole): it is read no surer than ``JOINED_CONFIDENCE``. Final card
+outlines of dev 61900+60, 60500+60, 60100+40, 61300+40 hard and 61800+60, 61000+100
+normal (1104): one card's at most 1.95, but for a board whose plane was off (61067:
+7.55 and 18.59, read right at 1.00, hence the bar on sureness)."""
+
+
+def joined_cards_doubted(read: Detections) -> Detections:
+    """``read`` with each Cat in the Box card outline of ``CARDS_JOINED`` cards or more,
+    read under ``CARD_HALVES_SURE``, read no surer than ``JOINED_CONFIDENCE``."""
+    to_image = _board_plane(read)
+    if to_image is None:
+        return read
+    joined = [i for i in read if read.kinds[i] == "catbox_card"
+              and float(read.confidences[i]) < CARD_HALVES_SURE
+              and _card_sized_corners(read.quads[i], to_image, "catbox_card")[0]
+              >= CARDS_JOINED]
+    if not joined:
+        return read
+    confidences = read.confidences.copy()
+    probabilities = list(read.data.get(PROBABILITIES, (None,) * len(read)))
+    for i in joined:  # not asked again: Tesseract would read one of the numbers
+        confidences[i] = min(float(confidences[i]), JOINED_CONFIDENCE)
+        probabilities[i] = None
+    return read.with_fields(confidences=confidences, data={
+        **read.data, PROBABILITIES: tuple(probabilities)})
 
 
 def _parts_joined(read: Detections, balanced: Image, model: Model,

@@ -40,6 +40,7 @@ from companion.vision.cards import (
     cards_checked_on_sheets,
     cards_under_a_hand,
     joined_card_halves,
+    joined_cards_doubted,
     joined_nox_halves,
     nearest_plane,
     nox_cards_at_card_size,
@@ -509,7 +510,8 @@ def classify(image: Image, detections: Detections, *, game: str,
         if use_classifier:
             read = joined_card_halves(balanced, read, models_dir)
         read = without_strays(read, balanced, "catbox_card")
-        read = cards_under_a_hand(without_cards_on_nothing(read), balanced)
+        read = cards_under_a_hand(joined_cards_doubted(without_cards_on_nothing(read)),
+                                  balanced)
     if game == "nox":
         if use_classifier:
             read = nox_cards_at_card_size(balanced, joined_nox_halves(

@@ -124,6 +124,17 @@ narrower than ``SLIVER_SHARE`` of its kind's usual width (the upper quartile: sl
 pull a median down), is a sliver, not a piece. On rendered scenes (seeds 60000–60059,
 normal, every game) the located quads that match a piece are at most 2.54 times as
 long as wide and at least 0.53 of that width."""
+SQUEEZED_KINDS = frozenset({"catbox_card"})
+SQUEEZED_ROW = 2.2
+SQUEEZED_SLIVER_ASPECT = 3.4
+"""A card of ``SQUEEZED_KINDS`` (cards lying side by side, never stacked) is a sliver by
+its length only past ``SQUEEZED_SLIVER_ASPECT`` times its width when the other cards of
+its kind located in the photo are ``SQUEEZED_ROW`` times as long as wide or more at the
+median: a steep camera squeezes every card of the trick alike, and the most squeezed
+passes ``SLIVER_ASPECT`` (dev 61913 hard: a 3 located at 3.07 beside cards at 2.41 and
+2.71, dropped: the trick read without it, as whole). Catbox slivers dropped on dev
+61900+60 and 60500+60 hard, 61800+60 and 61000+100 normal: the others lay on no card,
+and the one of them between 3.0 and 3.4 (60512: 3.14) beside cards at 1.3-1.7."""
 MIN_BLOB_PX = 4
 """A blob of fewer net pixels than this is noise."""
 
@@ -202,11 +213,13 @@ def _without_slivers(found: Detections) -> Detections:
     """Cards and tiles that are slivers dropped: longer than ``SLIVER_ASPECT`` times
     their width, or narrower than ``SLIVER_SHARE`` of the upper quartile of their kind's
     widths (three or more of it). A sliver is a strip of a piece's border or of a
-    stack's lower card, and read as a number it is read wrong, often surely."""
+    stack's lower card, and read as a number it is read wrong, often surely. Cards of a
+    squeezed row may be longer (``SQUEEZED_SLIVER_ASPECT``)."""
     sides = np.stack([np.linalg.norm(found.quads[:, 1] - found.quads[:, 0], axis=1),
                       np.linalg.norm(found.quads[:, 2] - found.quads[:, 1], axis=1)], axis=1
                      ) if len(found) else np.zeros((0, 2))
     short, long = sides.min(axis=1, initial=np.inf), sides.max(axis=1, initial=0.0)
+    aspect = long / np.maximum(short, 1e-6)
     usual = {}  # a kind's upper-quartile width, where there are three or more of it
     for kind in set(found.kinds):
         widths = [short[j] for j in found if found.kinds[j] == kind]
@@ -219,7 +232,12 @@ def _without_slivers(found: Detections) -> Detections:
             keep.append(i)
             continue
         narrow = kind in usual and short[i] < SLIVER_SHARE * usual[kind]
-        if not narrow and long[i] <= SLIVER_ASPECT * max(short[i], 1e-6):
+        longest = SLIVER_ASPECT
+        if kind in SQUEEZED_KINDS:
+            others = [aspect[j] for j in found if found.kinds[j] == kind and j != i]
+            if others and float(np.median(others)) >= SQUEEZED_ROW:
+                longest = SQUEEZED_SLIVER_ASPECT
+        if not narrow and aspect[i] <= longest:
             keep.append(i)
     return found if len(keep) == len(found) else found.select(keep)
 
