@@ -261,3 +261,16 @@ def test_a_face_up_card_read_under_played_sure_is_no_played_card() -> None:
     read = read_scene(scene, dets.with_fields(confidences=confidences))
     assert read.state.get("play") is None
     assert any(u["piece"] == played for u in read.unread)
+
+
+def test_a_card_read_sure_by_one_nudged_outline_alone_is_not_played() -> None:
+    """Dev 61817 (normal): a played g5 lying askew reads g3 at 0.53; one of its six nudged
+    outlines reads g3 at 0.93, the others g3 unsure, g5 or g6. Half or fewer agreeing
+    (classify.MAJORITY_KINDS), the card is unsure, not played as a second g3, and the
+    reading does not claim to be whole."""
+    scene, photo = _photo(61817)
+    assert scene.state["play"]["cards"] == ["g5", "g3"]
+    assert photo.reading.state["play"]["cards"] == ["g3"]
+    read = photo.pieces.detections
+    assert float(read.confidences[_card_on(read, scene, "g5")]) < 0.7
+    assert photo.reading.unread
