@@ -161,12 +161,18 @@ def _other_outlines(quad: npt.NDArray[np.float32], kind: str
 
 MAJORITY_KINDS = ("qwixx_card",)
 """A piece of these kinds read sure through one of its other outlines (``_read_again``)
-keeps that reading only if more than half of them read its label; else it takes the mean
-of all its readings' probabilities (the first's too), unsure: the best of six outlines
-is sure by chance. Qwixx face-up cards so read on dev 61100+100, 61400+100, 61800+60
-normal and 61500+60 hard: half or fewer agreeing, 6 of 11 wrong (61817: a g5 read g3
-at 0.93 by one outline moved 3 %, the others g3 0.70, 0.84, g5, g6, g6); more than half,
-9 of 58."""
+keeps that reading only if more than half of them read its label (backs agree whatever
+their number, ``_face``); else it takes the mean of all its readings' probabilities (the
+first's too), unsure: the best of six outlines is sure by chance. Qwixx face-up cards so
+read on dev 61100+100, 61400+100, 61800+60 normal and 61500+60 hard: half or fewer
+agreeing, 6 of 11 wrong (61817: a g5 read g3 at 0.93 by one outline moved 3 %, the
+others g3 0.70, 0.84, g5, g6, g6); more than half, 9 of 58."""
+
+
+def _face(label: str) -> str:
+    """A label as ``MAJORITY_KINDS`` compare them: any Qwixx back alike (the display's
+    numbers are no part of the state; whether a card is a back or played is)."""
+    return "back" if label.startswith("back") else label
 
 
 def _read_again(model: Model, balanced: Image, starts: list[npt.NDArray[np.float32]],
@@ -187,8 +193,8 @@ def _read_again(model: Model, balanced: Image, starts: list[npt.NDArray[np.float
         if readings[k] is before:
             continue
         own = [r for (j, _, _), r in zip(tries, again, strict=True) if j == k]
-        label = int(readings[k].probs.argmax())
-        if 2 * sum(int(r.probs.argmax()) == label for r in own) <= len(own):
+        face = _face(model.labels[int(readings[k].probs.argmax())])
+        if 2 * sum(_face(model.labels[int(r.probs.argmax())]) == face for r in own) <= len(own):
             readings[k] = Reading(np.mean([before.probs, *(r.probs for r in own)], axis=0),
                                   readings[k].turned)
 
