@@ -56,6 +56,16 @@ times as far from the right one; five right ones lay under 1.1 (1.02 to 1.10), a
 are named so too."""
 
 
+PLAYED_SURE = 0.7
+"""A face-up card is taken as played only when read at least this sure (the readers' bar,
+``MIN_CONFIDENCE``, is 0.5): a played card read wrong settles a dispute wrongly, and
+the reading then claims to be whole. Face-up card readings on dev 61100+100, 61400+100,
+61600+60 normal and 61300+60, 61500+60 hard: 0.5-0.7, 5 of 8 wrong (61413 a back4
+two-thirds seen read b7 at 0.56, hard 61527 a y8 read y5 at 0.53; right: 0.54-0.70, and
+on 61314 a g6 and J5 at 0.58 and 0.55), 0.7-0.8 2 of 2 right, 0.8-0.9 9 of 67 wrong.
+Backs (the display) keep the readers' bar."""
+
+
 def box_quads(markers: Sequence[Any]) -> list[tuple[qwixx_sheet.Box, npt.NDArray[np.float32]]]:
     """Every box of our printed sheet as an image quad, from its four corner markers
     (20–23); empty if any marker is missing."""
@@ -190,6 +200,8 @@ def _play(detections: Detections, frames: dict[int, Any], order: list[tuple[str,
         if problem is None and label is not None and label.startswith("back"):
             result.roles[i] = {"role": "display"}
             continue
+        if problem is None:
+            problem = unsure(detections, i, "card", sure_at=PLAYED_SURE)
         if problem is None and not _card_ok(str(label)):
             problem = {"piece": i, "what": "card", "why": f"not a Qwixx card: {label!r}"}
         if problem is None and areas[i] < SMALL_CARD * typical:
