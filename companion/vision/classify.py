@@ -361,32 +361,35 @@ def _sheet_upright(quad: npt.NDArray[np.float32], boxes: Sequence[Any]
 
 def _read_along_rows(model: Model, balanced: Image, starts: list[npt.NDArray[np.float32]],
                      readings: list[Reading]) -> None:
-    """Cards of a row (``cards.PAIR_KINDS``) read along it, in place: a square-looking
-    card whose neighbour lies beyond its top or bottom is read a quarter turn round
-    (``across_neighbour``); then any card so placed is read a quarter turn round too and
-    taken so when that is sure and the outline as given is not (``FORESHORTENED_SURE``),
-    or left unsure when both are sure of different numbers; then the square-looking cards
-    beside the cards turned so are turned as well."""
-    turned: set[int] = set()
-    for pass_ in ("square", "any shape", "square"):
-        if pass_ == "square":
-            turn = [k for k in across_neighbour(starts) if k not in turned]
-            for k, reading in zip(turn, read_quads(
-                    model, balanced, [rotate_quad(starts[k], 1) for k in turn]), strict=True):
-                starts[k], readings[k] = rotate_quad(starts[k], 1), reading
-            turned.update(turn)
+    """Cards of a row (``cards.PAIR_KINDS``) read along it, in place: the square-looking
+    ones first (``_turned_square``); then any card whose neighbour lies beyond its top
+    or bottom is read a quarter turn round too and taken so when that is sure and the
+    outline as given is not (``FORESHORTENED_SURE``), or left unsure when both are sure
+    of different numbers; then the square-looking cards beside the cards turned so."""
+    turned = _turned_square(model, balanced, starts, readings, set())
+    maybe = [k for k in across_neighbour(starts, any_shape=True) if k not in turned]
+    for k, reading in zip(maybe, read_quads(
+            model, balanced, [rotate_quad(starts[k], 1) for k in maybe]), strict=True):
+        if reading.probs.max() < FORESHORTENED_SURE:
             continue
-        maybe = [k for k in across_neighbour(starts, any_shape=True) if k not in turned]
-        for k, reading in zip(maybe, read_quads(
-                model, balanced, [rotate_quad(starts[k], 1) for k in maybe]), strict=True):
-            if reading.probs.max() < FORESHORTENED_SURE:
-                continue
-            if readings[k].probs.max() < FORESHORTENED_SURE:
-                starts[k], readings[k] = rotate_quad(starts[k], 1), reading
-                turned.add(k)
-            elif reading.probs.argmax() != readings[k].probs.argmax():  # sure both ways
-                readings[k] = Reading((readings[k].probs + reading.probs) / 2,
-                                      readings[k].turned)
+        if readings[k].probs.max() < FORESHORTENED_SURE:
+            starts[k], readings[k] = rotate_quad(starts[k], 1), reading
+            turned.add(k)
+        elif reading.probs.argmax() != readings[k].probs.argmax():  # sure both ways
+            readings[k] = Reading((readings[k].probs + reading.probs) / 2, readings[k].turned)
+    _turned_square(model, balanced, starts, readings, turned)
+
+
+def _turned_square(model: Model, balanced: Image, starts: list[npt.NDArray[np.float32]],
+                   readings: list[Reading], turned: set[int]) -> set[int]:
+    """``turned`` and the square-looking cards not in it whose nearest card lies beyond
+    their top or bottom (``across_neighbour``), those read a quarter turn round, in
+    place: a row's cards lie side by side."""
+    turn = [k for k in across_neighbour(starts) if k not in turned]
+    for k, reading in zip(turn, read_quads(
+            model, balanced, [rotate_quad(starts[k], 1) for k in turn]), strict=True):
+        starts[k], readings[k] = rotate_quad(starts[k], 1), reading
+    return turned | set(turn)
 
 
 def classify(image: Image, detections: Detections, *, game: str,

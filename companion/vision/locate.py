@@ -10,7 +10,7 @@ grid come apart one quad per tile. Quads come out clockwise from a short (top) e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import NamedTuple
@@ -827,22 +827,12 @@ def tokens_in_cells(image: Image, board: npt.NDArray[np.float32],
     middle of every cell with none of ``tokens`` in it holds one when it differs from the
     cell around it by CELL_TOKEN_CONTRAST (an empty cell's middle is its own colour).
     Square quads in image pixels, as ``tokens_on_board``."""
-    width, height = BOARD_VIEW
     view = board_view(image, board)
-    radius = TOKEN_RADIUS
-    seen = view.seen([q.mean(axis=0) for q in tokens])
     back = np.linalg.inv(view.to_view)
-    found = []
-    for row in range(BOARD_ROWS):
-        for col in range(BOARD_COLUMNS):
-            u, v = cell_middle(row, col)
-            x, y = u * width, v * height
-            if len(seen) and np.linalg.norm(seen - (x, y), axis=1).min() < 1.5 * radius:
-                continue
-            if _token_contrast(view.lab, x, y, radius) < CELL_TOKEN_CONTRAST:
-                continue
-            found.append(_token_square(x, y, radius, back))
-    return found
+    return [_token_square(x, y, TOKEN_RADIUS, back)
+            for _, _, x, y, contrast in _cells_without_tokens(
+                view, view.seen([q.mean(axis=0) for q in tokens]))
+            if contrast >= CELL_TOKEN_CONTRAST]
 
 
 def faint_cells(view: BoardView, tokens: npt.NDArray[np.float32]) -> list[tuple[int, int]]:
@@ -850,19 +840,24 @@ def faint_cells(view: BoardView, tokens: npt.NDArray[np.float32]) -> list[tuple[
     of the ``tokens`` (their centres, image pixels) in them whose middle differs from
     the cell around it by ``FAINT_TOKEN_CONTRAST`` but less than ``CELL_TOKEN_CONTRAST``:
     a token of the cell's own colour, or none, cannot be told there."""
+    return [(row, col) for row, col, _, _, contrast in _cells_without_tokens(
+                view, view.seen(tokens))
+            if FAINT_TOKEN_CONTRAST <= contrast < CELL_TOKEN_CONTRAST]
+
+
+def _cells_without_tokens(view: BoardView, seen: npt.NDArray[np.float32]
+                          ) -> Iterator[tuple[int, int, float, float, float]]:
+    """(row, column, x, y in the board's view, contrast) of each cell of ``view`` with
+    none of the ``seen`` token centres (view pixels) in it: how much its middle differs
+    from the cell around it (``_token_contrast``), the sign of a token there."""
     width, height = BOARD_VIEW
-    seen = view.seen(tokens)
-    faint = []
     for row in range(BOARD_ROWS):
         for col in range(BOARD_COLUMNS):
             u, v = cell_middle(row, col)
             x, y = u * width, v * height
             if len(seen) and np.linalg.norm(seen - (x, y), axis=1).min() < 1.5 * TOKEN_RADIUS:
                 continue
-            if (FAINT_TOKEN_CONTRAST <= _token_contrast(view.lab, x, y, TOKEN_RADIUS)
-                    < CELL_TOKEN_CONTRAST):
-                faint.append((row, col))
-    return faint
+            yield row, col, x, y, _token_contrast(view.lab, x, y, TOKEN_RADIUS)
 
 
 def token_squares(board: npt.NDArray[np.float32], points: npt.NDArray[np.float32]
