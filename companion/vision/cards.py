@@ -10,7 +10,7 @@ things far from the board taken for cards dropped."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -640,14 +640,7 @@ def joined_card_halves(balanced: Image, read: Detections, models_dir: Path) -> D
     changes = {i: change for i, change in surer_readings(read, balanced, model, tries).items()
                if float(change[1].max()) >= CARD_HALVES_SURE}
     unjoined = {k for i, (j, _) in pairs.items() if i not in changes for k in (i, j)}
-    confidences = read.confidences.copy()
-    probabilities = list(read.data.get(PROBABILITIES, (None,) * len(read)))
-    for k in unjoined:  # not asked again (Tesseract would read the half's number)
-        confidences[k] = min(float(confidences[k]), JOINED_CONFIDENCE)
-        probabilities[k] = None
-    doubted = read.with_fields(confidences=confidences, data={
-        **read.data, PROBABILITIES: tuple(probabilities)})
-    joined = with_readings(doubted, model, changes)
+    joined = with_readings(_read_as_joined(read, unjoined), model, changes)
     other_halves = {pairs[i][0] for i in changes}
     return joined.select([i for i in joined if i not in other_halves])
 
@@ -672,11 +665,16 @@ def joined_cards_doubted(read: Detections) -> Detections:
               and float(read.confidences[i]) < CARD_HALVES_SURE
               and _card_sized_corners(read.quads[i], to_image, "catbox_card")[0]
               >= CARDS_JOINED]
-    if not joined:
-        return read
+    return _read_as_joined(read, joined) if joined else read
+
+
+def _read_as_joined(read: Detections, pieces: Iterable[int]) -> Detections:
+    """``read`` with the ``pieces`` (part of a card, or cards read as one) read no surer
+    than ``JOINED_CONFIDENCE``, and not asked again: Tesseract would read one of the
+    numbers."""
     confidences = read.confidences.copy()
     probabilities = list(read.data.get(PROBABILITIES, (None,) * len(read)))
-    for i in joined:  # not asked again: Tesseract would read one of the numbers
+    for i in pieces:
         confidences[i] = min(float(confidences[i]), JOINED_CONFIDENCE)
         probabilities[i] = None
     return read.with_fields(confidences=confidences, data={

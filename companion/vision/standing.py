@@ -10,7 +10,7 @@ judges whole rows with them (companion/readers/nummix.py), since it sees no pixe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -161,6 +161,13 @@ def front_bands(image: npt.NDArray[np.uint8], detections: Detections, *,
     return tuple(out)
 
 
+def _row_medians(bands: Sequence[FrontBand | None]) -> Callable[[str], float] | None:
+    """The median of a band field over a row's known ``bands`` (``_band_median``), as a
+    function of the field's name; None when no band is known."""
+    known = [b for b in bands if b is not None]
+    return (lambda field: _band_median(known, field)) if known else None
+
+
 def _band_median(known: Sequence[FrontBand], field: str) -> float:
     """The median of one field over measured bands (``is_ledge``, ``is_faint_ledge``)."""
     if len(known) == 1:  # one tile's band (the common case; np.median is slow)
@@ -173,12 +180,9 @@ def is_ledge(bands: Sequence[FrontBand | None]) -> bool:
     unmeasured left out) show a rack's ledge (``LEDGE_*``): over the whole band, or a
     strong one over its inner half (``LEDGE_STRONG``, ``LEDGE_STARK``), or a lit one
     (``LEDGE_LIT``)."""
-    known = [b for b in bands if b is not None]
-    if not known:
+    median = _row_medians(bands)
+    if median is None:
         return False
-
-    def median(field: str) -> float:
-        return _band_median(known, field)
 
     if median("rise") <= LEDGE_RISE and (
             (median("contrast") >= LEDGE_CONTRAST and median("darkness") <= LEDGE_DARKNESS)
@@ -196,12 +200,9 @@ def is_faint_ledge(bands: Sequence[FrontBand | None]) -> bool:
     out) may show a rack's ledge too faint for ``is_ledge`` (``FAINT_*``): dark and flat,
     a little off the table. Not enough alone (a few lying rows on dark tables come
     close): the Nummix reader asks the row's shape as well."""
-    known = [b for b in bands if b is not None]
-    if not known:
+    median = _row_medians(bands)
+    if median is None:
         return False
-
-    def median(field: str) -> float:
-        return _band_median(known, field)
 
     if abs(median("near_rise")) > FAINT_FLAT:
         return False
@@ -216,12 +217,9 @@ def is_pale_ledge(bands: Sequence[FrontBand | None]) -> bool:
     out) may show a rack's ledge too light for ``is_ledge`` (``PALE_DARKNESS``): off the
     table, flat, and darker than the faces. Not enough alone: the Nummix reader asks the
     table plane as well."""
-    known = [b for b in bands if b is not None]
-    if not known:
+    median = _row_medians(bands)
+    if median is None:
         return False
-
-    def median(field: str) -> float:
-        return _band_median(known, field)
 
     return (median("contrast") >= FAINT_CONTRAST and median("darkness") <= PALE_DARKNESS
             and median("rise") <= LEDGE_RISE and abs(median("near_rise")) <= FAINT_FLAT)
@@ -243,11 +241,9 @@ def is_soft_band(bands: Sequence[FrontBand | None]) -> bool:
     """Whether the bands at the feet of a row of tiles (medians, the unmeasured left out)
     are faint and darken outward over their inner half, as a lying tile's rim and soft
     shadow do (``SOFT_*``): a ledge so told is in doubt."""
-    known = [b for b in bands if b is not None]
-    if not known:
-        return False
-    return (_band_median(known, "contrast") < SOFT_CONTRAST
-            and _band_median(known, "near_rise") < -SOFT_DARKENING)
+    median = _row_medians(bands)
+    return median is not None and (median("contrast") < SOFT_CONTRAST
+                                   and median("near_rise") < -SOFT_DARKENING)
 
 
 LIT_DOUBT_CONTRAST = 40.0
@@ -270,12 +266,9 @@ def may_be_lit_ledge(bands: Sequence[FrontBand | None]) -> bool:
     """Whether the bands at the feet of a row of tiles (medians, the unmeasured left out)
     may show a rack's ledge lit too brightly for ``is_ledge`` (``LIT_DOUBT_*``): one
     flat band, far from the table, darker than the faces."""
-    known = [b for b in bands if b is not None]
-    if not known:
+    median = _row_medians(bands)
+    if median is None:
         return False
-
-    def median(field: str) -> float:
-        return _band_median(known, field)
 
     return (median("contrast") >= LIT_DOUBT_CONTRAST
             and median("darkness") <= LIT_DOUBT_DARKNESS and median("rise") <= LEDGE_RISE
@@ -291,12 +284,9 @@ def lit_inner_half_only(bands: Sequence[FrontBand | None]) -> bool:
     61500+60, 61900+40 hard): 13 lying rows (all hard; 61543, 61553 read whole and
     wrong), 1 rack (60198 hard, inner half 0.31 as light); racks told by the inner half
     alone are mostly at most 0.21 as light."""
-    known = [b for b in bands if b is not None]
-    if not known or not is_ledge(known):
+    median = _row_medians(bands)
+    if median is None or not is_ledge(bands):
         return False
-
-    def median(field: str) -> float:
-        return _band_median(known, field)
 
     whole = median("rise") <= LEDGE_RISE and (
         (median("contrast") >= LEDGE_CONTRAST and median("darkness") <= LEDGE_DARKNESS)
