@@ -415,3 +415,17 @@ def test_a_rox_centre_read_barely_surer_than_its_alternative_is_unknown() -> Non
         found.quads[i].mean(axis=0) - np.mean(glared.quad, axis=0))))
     assert found.labels[card] == "fire" or any(
         u["piece"] == card and u["what"] == "element card" for u in photo.reading.unknown)
+
+
+def test_photo_bench_reports_the_time_tail(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The photo benchmark's row shows the 90th percentile and the slowest photo beside
+    the median: the tail a user waits for when a photo is read again."""
+    from companion.readers import photo_bench
+
+    monkeypatch.setattr(photo_bench, "GAMES", ("nox",))
+    section = photo_bench.bench_photo_to_state(quick=True)
+    assert section.headers[-1] == "photo → verdict ms, 90th percentile / slowest"
+    for row in section.rows:
+        median = float(row[section.headers.index("photo → verdict ms (median)")])
+        tail, slowest = (float(v) for v in row[-1].split(" / "))
+        assert 0 < median <= tail <= slowest
