@@ -360,14 +360,23 @@ def _sheet_upright(quad: npt.NDArray[np.float32], boxes: Sequence[Any]
 
 
 def _read_along_rows(model: Model, balanced: Image, starts: list[npt.NDArray[np.float32]],
-                     readings: list[Reading]) -> None:
+                     readings: list[Reading]) -> set[int]:
     """Cards of a row (``cards.PAIR_KINDS``) read along it, in place: the square-looking
     ones first (``_turned_square``); then any card whose neighbour lies beyond its top
     or bottom is read a quarter turn round too and taken so when that is sure and the
     outline as given is not (``FORESHORTENED_SURE``), or left unsure when both are sure
-    of different numbers; then the square-looking cards beside the cards turned so."""
+    of different numbers; then the square-looking cards beside the cards turned so.
+    Returns the cards left unsure so: which side is their top the photo does not tell,
+    and they are not read again through nudged or fitted outlines, which keep the
+    outline's turn and read one way surely again (dev 61600 hard, Cat in the Box: a 2
+    squeezed square by the camera read 8 at 0.98 on its side and 2 a quarter turn round,
+    then 8 at 0.99 through a nudged outline, the trick read whole and wrong; left
+    unsure, Tesseract's second opinion reads it 2). Photo -> state, that scene exact,
+    no other change: Cat in the Box hard 61600, 61900, 60500 + 60, normal 61700 + 60;
+    Nox hard 61900, 60700 + 60, normal 61000 + 60."""
     turned = _turned_square(model, balanced, starts, readings, set())
     maybe = [k for k in across_neighbour(starts, any_shape=True) if k not in turned]
+    disputed: set[int] = set()
     for k, reading in zip(maybe, read_quads(
             model, balanced, [rotate_quad(starts[k], 1) for k in maybe]), strict=True):
         if reading.probs.max() < FORESHORTENED_SURE:
@@ -377,7 +386,9 @@ def _read_along_rows(model: Model, balanced: Image, starts: list[npt.NDArray[np.
             turned.add(k)
         elif reading.probs.argmax() != readings[k].probs.argmax():  # sure both ways
             readings[k] = Reading((readings[k].probs + reading.probs) / 2, readings[k].turned)
+            disputed.add(k)
     _turned_square(model, balanced, starts, readings, turned)
+    return {k for k in disputed if k not in turned}
 
 
 def _turned_square(model: Model, balanced: Image, starts: list[npt.NDArray[np.float32]],
@@ -461,9 +472,10 @@ def classify(image: Image, detections: Detections, *, game: str,
                     label, conf, label is not None, alts)
             continue
         readings = read_quads(model, balanced, starts)
-        if kind in PAIR_KINDS:
-            _read_along_rows(model, balanced, starts, readings)
-        retry = [k for k, r in enumerate(readings) if r.probs.max() < UNSURE]
+        disputed = (_read_along_rows(model, balanced, starts, readings)  # sure both ways
+                    if kind in PAIR_KINDS else set())
+        retry = [k for k, r in enumerate(readings)
+                 if r.probs.max() < UNSURE and k not in disputed]
         if retry and kind in RETRY_KINDS:  # unsure: read again through other outlines
             _read_again(model, balanced, starts, readings, [
                 (k, read, report) for k in retry
