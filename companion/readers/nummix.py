@@ -36,7 +36,7 @@ from companion.readers.common import (
     unsure,
     within,
 )
-from companion.vision.detections import Detections, distances
+from companion.vision.detections import MIN_CONFIDENCE, Detections, distances
 from companion.vision.standing import (
     is_faint_ledge,
     is_ledge,
@@ -239,7 +239,9 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
         upper |= {i for rack in chains if len(rack) >= FAINT_RACK_TILES and rack not in lying
                   and not set(rack) & upper and is_pale_ledge([bands[i] for i in rack])
                   and _short_on_the_table(quads, rack, plane) for i in rack}
-        upper |= _turned_on_rack(quads, groups, upper)
+        upper |= _turned_on_rack(quads, groups, upper, {
+            i for i in rows if detections.labels[i] is None
+            or float(detections.confidences[i]) < MIN_CONFIDENCE})
         if doubted is not None:
             doubted.extend((rack, LIT_LEDGE) for rack in chains
                            if len(rack) >= FAINT_RACK_TILES and not set(rack) & upper
@@ -377,12 +379,14 @@ def _off_own_plane(quads: npt.NDArray[np.float64], groups: list[list[int]], row:
 
 
 def _turned_on_rack(quads: npt.NDArray[np.float64], groups: list[list[int]],
-                    standing: set[int]) -> set[int]:
+                    standing: set[int], unread: set[int] | None = None) -> set[int]:
     """Lone tiles (touching none) beside a standing tile as its rack's next tile would
     stand (``BESIDE_STEP``, ``BESIDE_ACROSS`` in its frame) but turned a quarter
     (within ``TURNED_AXIS``): a rack's tile whose outline starts at a side, left out
     of its rack's row by its turn (dev 60550, 60130 normal: such a tile stood in the
-    grid as a construct of one)."""
+    grid as a construct of one); or, of ``unread`` (read unsure), turned any way: a
+    rack's end tile outlined askew (dev 61057 normal: turned 30°, read k17 at 0.41,
+    stood in the grid as a construct of one '?'). It stays unknown either way."""
     frames = {i: frame(quads[i]) for i in standing}
     out = set()
     for g in groups:
@@ -392,7 +396,7 @@ def _turned_on_rack(quads: npt.NDArray[np.float64], groups: list[list[int]],
         for s in frames.values():
             turn = abs(math.remainder(f.angle - s.angle, math.pi))
             x, y = s.local(f.centre)
-            if (abs(turn - math.pi / 2) <= TURNED_AXIS
+            if ((g[0] in (unread or ()) or abs(turn - math.pi / 2) <= TURNED_AXIS)
                     and BESIDE_STEP[0] <= abs(x) <= BESIDE_STEP[1] and abs(y) <= BESIDE_ACROSS):
                 out.add(g[0])
                 break

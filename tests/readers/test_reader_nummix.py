@@ -210,6 +210,18 @@ def test_a_rack_tile_outlined_from_its_side_stays_on_the_rack() -> None:
     assert compare(scene, read).state, read.state["grid"]
 
 
+def test_an_unsure_rack_tile_outlined_askew_stays_on_the_rack() -> None:
+    """Dev scene 61057 (normal): the rack's end tile k17 is outlined 30° turned (read
+    unsure), neither beside its rack's tiles nor a quarter turned: it stood in the grid
+    as a construct of one '?'. On the rack it stays unknown."""
+    from companion.readers.photo import read_photo
+
+    scene = render_scene("nummix", seed=61057, difficulty="normal")
+    read = read_photo(scene.image, game="nummix").reading
+    assert compare(scene, read).state, read.state["grid"]
+    assert read.unread, "the unsure rack tile is still reported"
+
+
 def test_a_blurred_tile_outlined_18_degrees_turned_stays_in_its_run() -> None:
     """Dev scene 61944 (normal, motion blur): k5 of the run k4…k9 is outlined 18.2°
     turned from k6 but lies right on its pitch (``ALIGNED_AXIS``): the run stays whole,
