@@ -149,6 +149,12 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
         return result
     quads = detections.quads.astype(np.float64)
     groups = _touching_image(quads, tiles)
+    for i in _turned_six_or_nine(detections, quads, groups):
+        if i not in bad:
+            result.unknown.append({"piece": i, "what": "tile", "why": (
+                f"read {detections.labels[i]!r} upside down against every tile of its "
+                "construct: a 6 and a 9 are one another turned")})
+            bad.add(i)
     frames = {i: f for g in groups for i, f in _group_frames(quads, g).items()}
     doubted: list[tuple[list[int], str]] = []
     standing = _standing(detections, quads, groups, _table_homography(markers, profile),
@@ -186,6 +192,37 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     if len(grids) > 1:
         result.notes.append(f"{len(grids)} separate grids, written one under another")
     return result
+
+
+TURNED_PAIRS = ("6", "9")
+"""Numbers that read as one another turned round. Tiles in a construct lie one way up
+(on every rendered scene), so a 6 or 9 read upside down against all of its
+construct's other tiles (two or more) may be the other number read wrongly surely (dev
+61040: b9 read b6 at 0.80, 61055: k6 read k9 at 0.85, each claiming a whole reading).
+Sure tiles read turned against all of their construct's, dev 61000-61859 normal: 10,
+the two 6s and 9s among them wrong, of the others (1, 8, 11, 15: the same, or nearly,
+either way up) one (r14 for r11)."""
+UPSIDE_DOWN = -0.5
+"""Two tiles lie opposite ways up when the cosine between their down directions is
+under this (turned more than 120° apart; a quarter-turned outline is not upside down)."""
+
+
+def _turned_six_or_nine(detections: Detections, quads: npt.NDArray[np.float64],
+                        groups: list[list[int]]) -> list[int]:
+    """Tiles read as a 6 or 9 (``TURNED_PAIRS``) whose way up (their quads start at the
+    upright top-left) is opposite to that of every other tile of their group, with two
+    others or more: the reading is in doubt, and the tile is reported unsure."""
+    out = []
+    for g in groups:
+        if len(g) < 3 or not all(detections.oriented[i] for i in g):
+            continue
+        down = {i: frame(quads[i]).down / max(frame(quads[i]).height, 1e-9) for i in g}
+        for i in g:
+            label = detections.labels[i]
+            if (label is not None and label[1:] in TURNED_PAIRS
+                    and all(float(down[i] @ down[j]) < UPSIDE_DOWN for j in g if j != i)):
+                out.append(i)
+    return out
 
 
 def _table_homography(markers: Sequence[Any], profile: Any) -> npt.NDArray[np.float64] | None:
