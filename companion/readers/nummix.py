@@ -198,10 +198,10 @@ TURNED_PAIRS = ("6", "9")
 """Numbers that read as one another turned round. Tiles in a construct lie one way up
 (on every rendered scene), so a 6 or 9 read upside down against all of its
 construct's other tiles (two or more) may be the other number read wrongly surely (dev
-61040: b9 read b6 at 0.80, 61055: k6 read k9 at 0.85, each claiming a whole reading).
-Sure tiles read turned against all of their construct's, dev 61000-61859 normal: 10,
-the two 6s and 9s among them wrong, of the others (1, 8, 11, 15: the same, or nearly,
-either way up) one (r14 for r11)."""
+61040: b9, its outline cut short, read b6 at 0.80, a whole reading and wrong; 61055: k6
+read k9 at 0.85). Sure tiles read turned against all of their construct's, dev
+61000-61859 normal: 10; both 6s and 9s among them were wrong, of the other 8 (1, 8, 11,
+14, 15: much the same either way up) one (r14 for r11)."""
 UPSIDE_DOWN = -0.5
 """Two tiles lie opposite ways up when the cosine between their down directions is
 under this (turned more than 120° apart; a quarter-turned outline is not upside down)."""
