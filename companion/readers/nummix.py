@@ -36,7 +36,7 @@ from companion.readers.common import (
     unsure,
     within,
 )
-from companion.vision.detections import Detections, distances
+from companion.vision.detections import MIN_CONFIDENCE, Detections, distances
 from companion.vision.standing import (
     is_faint_ledge,
     is_ledge,
@@ -149,6 +149,12 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
         return result
     quads = detections.quads.astype(np.float64)
     groups = _touching_image(quads, tiles)
+    for i in _turned_six_or_nine(detections, quads, groups):
+        if i not in bad:
+            result.unknown.append({"piece": i, "what": "tile", "why": (
+                f"read {detections.labels[i]!r} upside down against every tile of its "
+                "construct: a 6 and a 9 are one another turned")})
+            bad.add(i)
     frames = {i: f for g in groups for i, f in _group_frames(quads, g).items()}
     doubted: list[tuple[list[int], str]] = []
     standing = _standing(detections, quads, groups, _table_homography(markers, profile),
@@ -186,6 +192,37 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     if len(grids) > 1:
         result.notes.append(f"{len(grids)} separate grids, written one under another")
     return result
+
+
+TURNED_PAIRS = ("6", "9")
+"""Numbers that read as one another turned round. Tiles in a construct lie one way up
+(on every rendered scene), so a 6 or 9 read upside down against all of its
+construct's other tiles (two or more) may be the other number read wrongly surely (dev
+61040: b9, its outline cut short, read b6 at 0.80, a whole reading and wrong; 61055: k6
+read k9 at 0.85). Sure tiles read turned against all of their construct's, dev
+61000-61859 normal: 10; both 6s and 9s among them were wrong, of the other 8 (1, 8, 11,
+14, 15: much the same either way up) one (r14 for r11)."""
+UPSIDE_DOWN = -0.5
+"""Two tiles lie opposite ways up when the cosine between their down directions is
+under this (turned more than 120° apart; a quarter-turned outline is not upside down)."""
+
+
+def _turned_six_or_nine(detections: Detections, quads: npt.NDArray[np.float64],
+                        groups: list[list[int]]) -> list[int]:
+    """Tiles read as a 6 or 9 (``TURNED_PAIRS``) whose way up (their quads start at the
+    upright top-left) is opposite to that of every other tile of their group, with two
+    others or more: the reading is in doubt, and the tile is reported unsure."""
+    out = []
+    for g in groups:
+        if len(g) < 3 or not all(detections.oriented[i] for i in g):
+            continue
+        down = {i: frame(quads[i]).down / max(frame(quads[i]).height, 1e-9) for i in g}
+        for i in g:
+            label = detections.labels[i]
+            if (label is not None and label[1:] in TURNED_PAIRS
+                    and all(float(down[i] @ down[j]) < UPSIDE_DOWN for j in g if j != i)):
+                out.append(i)
+    return out
 
 
 def _table_homography(markers: Sequence[Any], profile: Any) -> npt.NDArray[np.float64] | None:
@@ -239,7 +276,9 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
         upper |= {i for rack in chains if len(rack) >= FAINT_RACK_TILES and rack not in lying
                   and not set(rack) & upper and is_pale_ledge([bands[i] for i in rack])
                   and _short_on_the_table(quads, rack, plane) for i in rack}
-        upper |= _turned_on_rack(quads, groups, upper)
+        upper |= _turned_on_rack(quads, groups, upper, {
+            i for i in rows if detections.labels[i] is None
+            or float(detections.confidences[i]) < MIN_CONFIDENCE})
         if doubted is not None:
             doubted.extend((rack, LIT_LEDGE) for rack in chains
                            if len(rack) >= FAINT_RACK_TILES and not set(rack) & upper
@@ -377,12 +416,14 @@ def _off_own_plane(quads: npt.NDArray[np.float64], groups: list[list[int]], row:
 
 
 def _turned_on_rack(quads: npt.NDArray[np.float64], groups: list[list[int]],
-                    standing: set[int]) -> set[int]:
+                    standing: set[int], unread: set[int] | None = None) -> set[int]:
     """Lone tiles (touching none) beside a standing tile as its rack's next tile would
     stand (``BESIDE_STEP``, ``BESIDE_ACROSS`` in its frame) but turned a quarter
     (within ``TURNED_AXIS``): a rack's tile whose outline starts at a side, left out
     of its rack's row by its turn (dev 60550, 60130 normal: such a tile stood in the
-    grid as a construct of one)."""
+    grid as a construct of one); or, of ``unread`` (read unsure), turned any way: a
+    rack's end tile outlined askew (dev 61057 normal: turned 30°, read k17 at 0.41,
+    stood in the grid as a construct of one '?'). It stays unknown either way."""
     frames = {i: frame(quads[i]) for i in standing}
     out = set()
     for g in groups:
@@ -392,7 +433,7 @@ def _turned_on_rack(quads: npt.NDArray[np.float64], groups: list[list[int]],
         for s in frames.values():
             turn = abs(math.remainder(f.angle - s.angle, math.pi))
             x, y = s.local(f.centre)
-            if (abs(turn - math.pi / 2) <= TURNED_AXIS
+            if ((g[0] in (unread or ()) or abs(turn - math.pi / 2) <= TURNED_AXIS)
                     and BESIDE_STEP[0] <= abs(x) <= BESIDE_STEP[1] and abs(y) <= BESIDE_ACROSS):
                 out.add(g[0])
                 break

@@ -43,6 +43,18 @@ unsure or wrong either way); 10 rather than 12 drops two more strays 20 darker (
 finger in dev 61317 normal, 11.3 off and 28 darker, stood in the grid as '?')."""
 
 
+SURE_STRAY_CHROMA = 15.0
+SURE_STRAY_DARKER = 25.0
+"""A Nummix "tile" read sure whose face is at least ``SURE_STRAY_CHROMA`` from the
+photo's sure tiles' in colour and ``SURE_STRAY_DARKER`` darker is no tile either: a
+hand's fingers read as a tile surely (dev 61700 normal: b1 at 0.94, 25.9 off and 54
+darker; 61550 hard: k4 at 0.81, 26.9 and 53). Sure located tiles, dev 61000-61859
+normal (15152 on a tile) and 61000+60, 61300+60, 61500+60, 61900+60 hard (6175): those
+on a tile at least 12 off in colour were lighter than the usual face, but one (61054
+hard, a tile a fifth under a hand: 14.2 off, 56 darker); the one other sure stray so
+dark (61808 normal, fingers read k14 at 0.95) is 13.9 off, left."""
+
+
 TINY_TILE = 0.2
 """An unsure Nummix "tile" whose outline covers less than this share of the median area
 of the photo's sure tiles is no tile (a scrap of a face's edge or of the table). Unsure
@@ -204,7 +216,8 @@ class StrayRule:
     that stand ``lone`` sizes or more from every other piece of the kind
     (``lone_from_sure``: from every sure one); nor, with ``edge_below``, are those read
     under it whose outline reaches within ``edge_px`` of the photo's edge, ``edge_apart``
-    sizes or more from every other piece of the kind."""
+    sizes or more from every other piece of the kind; nor, however sure, are those
+    ``sure_chroma`` off in colour and ``sure_darker`` darker (a hand read surely)."""
 
     chroma: float = math.inf
     doubtful_below: float = UNSURE
@@ -222,12 +235,15 @@ class StrayRule:
     edge_below: float = 0.0
     edge_px: float = EDGE_TILE_PX
     edge_apart: float = EDGE_TILE_APART
+    sure_chroma: float = math.inf
+    sure_darker: float = math.inf
 
 
 STRAY_RULES = {
     "nummix_tile": StrayRule(TILE_STRAY_CHROMA, tiny=TINY_TILE, huge=HUGE_TILE,
                               covered=COVERED_TILE, lone=LONE_TILE,
-                              edge_below=EDGE_TILE_BELOW),
+                              edge_below=EDGE_TILE_BELOW, sure_chroma=SURE_STRAY_CHROMA,
+                              sure_darker=SURE_STRAY_DARKER),
     "catbox_card": StrayRule(STRAY_CHROMA),
     "nox_card": StrayRule(STRAY_CHROMA, doubtful_below=NOX_DOUBTFUL, lighter=NOX_LIGHTER,
                           covered=NOX_COVERED,
@@ -249,7 +265,7 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
     pieces = [i for i in read if read.kinds[i] == kind]
     sure = [i for i in pieces if float(read.confidences[i]) >= rule.doubtful_below]
     doubtful = [i for i in pieces if float(read.confidences[i]) < rule.doubtful_below]
-    if len(sure) < 3 or not doubtful:
+    if len(sure) < 3 or not (doubtful or math.isfinite(rule.sure_chroma)):
         return read
     faces = dict(zip(sure + doubtful, face_colours(
         balanced, [read.quads[i] for i in sure + doubtful]), strict=True))
@@ -257,6 +273,10 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
     strays = {i for i in doubtful if (unlike_face(faces[i], usual, darker=STRAY_DARKER)
                                       and unlike_face(faces[i], usual, chroma=rule.chroma))
               or unlike_face(faces[i], usual, lighter=rule.lighter)}
+    strays |= {i for i in sure if unlike_face(faces[i], usual, darker=rule.sure_darker)
+               and unlike_face(faces[i], usual, chroma=rule.sure_chroma)}
+    if not doubtful:
+        return read.select([i for i in read if i not in strays]) if strays else read
 
     def area(i: int) -> float:
         return abs(float(cv2.contourArea(read.quads[i].astype(np.float32))))

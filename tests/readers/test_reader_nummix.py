@@ -176,13 +176,15 @@ def test_a_tile_read_upside_down_does_not_turn_its_construct() -> None:
     """The group's frame follows the way most of its tiles face: one tile's outline
     turned upside down (an unsure reading, dev 60629 normal) first in its group wrote
     the whole run backwards and split it from the column it touches."""
+    from companion.readers.nummix import TURNED_PAIRS
     from companion.vision.detections import rotate_quad
 
     for scene in scenes("easy")[:4]:
         dets = detections_from_scene(scene)
         truth = nummix_components(read_scene(scene).state["grid"])
         quads = dets.quads.copy()
-        first = next(i for i in dets if dets.kinds[i] == "nummix_tile")
+        first = next(i for i in dets if dets.kinds[i] == "nummix_tile"  # a 6 or 9 so
+                     and dets.labels[i][1:] not in TURNED_PAIRS)  # turned is unsure
         quads[first] = rotate_quad(quads[first], 2)
         grid = read_scene(scene, dets.with_fields(quads=quads)).state["grid"]
         assert nummix_components(grid) == truth, scene.seed
@@ -208,6 +210,44 @@ def test_a_rack_tile_outlined_from_its_side_stays_on_the_rack() -> None:
     scene = render_scene("nummix", seed=60550, difficulty="normal")
     read = read_scene(scene, read_image(scene.image, game="nummix").detections)
     assert compare(scene, read).state, read.state["grid"]
+
+
+def test_an_unsure_rack_tile_outlined_askew_stays_on_the_rack() -> None:
+    """Dev scene 61057 (normal): the rack's end tile k17 is outlined 30° turned (read
+    unsure), neither beside its rack's tiles nor a quarter turned: it stood in the grid
+    as a construct of one '?'. On the rack it stays unknown."""
+    from companion.readers.photo import read_photo
+
+    scene = render_scene("nummix", seed=61057, difficulty="normal")
+    read = read_photo(scene.image, game="nummix").reading
+    assert compare(scene, read).state, read.state["grid"]
+    assert read.unread, "the unsure rack tile is still reported"
+
+
+def test_a_six_read_upside_down_in_its_construct_is_unsure() -> None:
+    """Dev scene 61040 (normal): b9 of the run b6…b10, its outline cut short, read b6 at
+    0.80 upside down against the run: the reading claimed whole and was wrong. A 6 or a
+    9 turned against every tile of its construct is reported unsure; a tile whose
+    neighbours lie the same way is not."""
+    from companion.readers.nummix import _turned_six_or_nine
+    from companion.readers.photo import read_photo
+    from companion.vision.detections import Detections, rotate_quad
+
+    scene = render_scene("nummix", seed=61040, difficulty="normal")
+    read = read_photo(scene.image, game="nummix").reading
+    doubted = [u for u in read.unknown if "upside down" in u.get("why", "")]
+    assert len(doubted) == 1 and read.unread
+    assert "b6" in doubted[0]["why"]
+
+    run = [p for p in scene.pieces if p.cell in ([2, 0], [2, 1], [2, 2])]  # b6 b7 b8
+    assert [p.label for p in run] == ["b6", "b7", "b8"]
+    found = Detections(np.float32([p.quad for p in run]), ("nummix_tile",) * 3,
+                       tuple(p.label for p in run), np.float32([0.9] * 3),
+                       oriented=(True,) * 3)
+    quads = found.quads.astype(np.float64)
+    assert _turned_six_or_nine(found, quads, [[0, 1, 2]]) == []
+    quads[0] = rotate_quad(quads[0], 2)
+    assert _turned_six_or_nine(found, quads, [[0, 1, 2]]) == [0]
 
 
 def test_a_blurred_tile_outlined_18_degrees_turned_stays_in_its_run() -> None:

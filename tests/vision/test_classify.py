@@ -472,6 +472,21 @@ def test_a_fingertip_beside_a_rox_row_read_as_an_unknown_element_card_is_dropped
     assert np.allclose(kept.quads[n], beside)
 
 
+def test_fingers_read_surely_as_a_tile_are_dropped() -> None:
+    """Dev scene 61700 (normal): a hand's fingers read as b1 at 0.94, 25.9 off the
+    tiles' faces in colour and 54 darker (``SURE_STRAY_CHROMA``), stood in the grid as a
+    construct of one; the tiles stay."""
+    from companion.synth import render_scene
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("nummix", seed=61700, difficulty="normal")
+    found = read_image(scene.image, game="nummix").detections
+    fingers = np.float32([428, 487])
+    assert all(np.linalg.norm(q.mean(axis=0) - fingers) > 40 for q in found.quads)
+    tiles = [p for p in scene.pieces if p.kind == "nummix_tile" and p.visible_fraction > 0.9]
+    assert sum(f == "nummix_tile" for f in found.kinds) >= len(tiles)
+
+
 def test_a_scrap_of_rox_element_cards_read_as_a_scoring_card_is_dropped() -> None:
     """A "scoring card" outlined on the seam between two element cards, or far smaller
     than an element card, is no card; the true scoring cards stay."""

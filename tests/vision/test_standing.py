@@ -180,6 +180,19 @@ def test_a_faint_ledge_off_the_tiles_plane_is_a_rack(monkeypatch, seed: int, til
     assert read_scene(scene, found).extra["racks"] == []
 
 
+def test_a_ledge_seen_edge_on_changing_a_little_is_a_rack(monkeypatch) -> None:
+    """Dev scene 61854 (normal): a black rack on red cloth, its ledge's inner half 58.6
+    from the table and 0.19 as light, changing by 0.011 (``FAINT_NEAR_FLAT``): the
+    rack stood in the grid as a row of five."""
+    from companion.vision import standing
+
+    scene = render_scene("nummix", seed=61854, difficulty="normal")
+    found = read_image(scene.image, game="nummix").detections
+    assert any(len(rack) == 5 for rack in read_scene(scene, found).extra["racks"])
+    monkeypatch.setattr(standing, "FAINT_NEAR_FLAT", standing.FAINT_FLAT)
+    assert read_scene(scene, found).extra["racks"] == []
+
+
 def test_a_row_flat_on_the_markers_plane_is_no_rack_for_a_faint_band(monkeypatch) -> None:
     """Dev scene 60254 (normal): four lying tiles on a dark table, their soft shadows a
     band 27.6 from the table and 0.18 as light as the faces, passed for a rack's ledge
