@@ -10,7 +10,7 @@ things far from the board taken for cards dropped."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -683,15 +683,19 @@ def _read_as_joined(read: Detections, pieces: Iterable[int]) -> Detections:
 
 def _parts_joined(read: Detections, balanced: Image, model: Model,
                   tries: list[tuple[int, npt.NDArray[np.float32]]], other: dict[int, int],
-                  sure: float) -> Detections:
+                  sure: float, *, doubted: Mapping[int, npt.NDArray[np.float64]] | None = None
+                  ) -> Detections:
     """``read`` with each part ``i`` of ``tries`` whose outlines round it and its
     ``other[i]`` read ``sure`` or surer made that one card (the surest reading), and
-    the other part dropped."""
-    changes = {i: change for i, change in surer_readings(read, balanced, model, tries).items()
-               if float(change[1].max()) >= sure}
+    the other part dropped; the ``doubted`` ones so made take the probabilities given
+    there, read as joined (``_read_as_joined``)."""
+    doubted = doubted or {}
+    changes = {i: (change[0], doubted.get(i, change[1])) for i, change in surer_readings(
+        read, balanced, model, tries).items() if float(change[1].max()) >= sure}
     if not changes:
         return read
-    joined = with_readings(read, model, changes)
+    joined = _read_as_joined(with_readings(read, model, changes),
+                             [i for i in changes if i in doubted])
     other_halves = {other[i] for i in changes}
     return joined.select([i for i in joined if i not in other_halves])
 
@@ -912,6 +916,7 @@ def joined_nox_halves(balanced: Image, read: Detections, models_dir: Path) -> De
     smooth = cv2.GaussianBlur(balanced, (3, 3), 0)
     tries: list[tuple[int, npt.NDArray[np.float32]]] = []
     other: dict[int, int] = {}
+    square: set[int] = set()
     for k, i in enumerate(parts):
         for j in parts[k + 1:]:
             apart = float(np.linalg.norm(read.quads[i].mean(axis=0) - read.quads[j].mean(axis=0)))
@@ -922,12 +927,41 @@ def joined_nox_halves(balanced: Image, read: Detections, models_dir: Path) -> De
             if not least <= abs(float(cv2.contourArea(both))) / card <= most:
                 continue
             outline = portrait_first(both, model.size)
-            tries += [(i, outline)] + [(i, fitted) for fitted in fit_card_outline(
-                smooth, outline, aspect=PIECE_ASPECT["nox_card"])]
+            turns = [outline]
+            sides = side_lengths(both)
+            if max(sides) < SQUARE_LOOK * min(sides):  # which side is its top?
+                turns.append(rotate_quad(outline, 1))
+                square.add(i)
+            for turn in turns:
+                tries += [(i, turn)] + [(i, fitted) for fitted in fit_card_outline(
+                    smooth, turn, aspect=PIECE_ASPECT["nox_card"])]
             other[i] = j
     if not tries:
         return read
-    return _parts_joined(read, balanced, model, tries, other, NOX_HALVES_SURE)
+    doubted = _turned_joins_disputed(balanced, model, [(i, o) for i, o in tries if i in square])
+    return _parts_joined(read, balanced, model, tries, other, NOX_HALVES_SURE, doubted=doubted)
+
+
+def _turned_joins_disputed(balanced: Image, model: Model,
+                           tries: list[tuple[int, npt.NDArray[np.float32]]]
+                           ) -> dict[int, npt.NDArray[np.float64]]:
+    """The parts of ``tries`` (part, outline round it and its other part: square-looking,
+    as given and a quarter turn round, and fitted) whose outlines read
+    ``NOX_HALVES_SURE`` or surer of different numbers, each with the mean of the surest
+    reading of each number: which side is the joined card's top its rectangle does not
+    tell (dev 60714 hard: a 3 cut in two, joined square, read 8 at 0.999 on its side and
+    3 upright, the kitty whole and wrong; now unsure). Photo -> state, no other change:
+    Nox hard 61900, 60700, 60500 + 60, normal 61000, 61100 + 60."""
+    sure: dict[int, dict[int, npt.NDArray[np.float64]]] = {}
+    for (i, _), reading in zip(tries, read_quads(model, balanced, [o for _, o in tries]),
+                               strict=True):
+        label = int(reading.probs.argmax())
+        best = sure.setdefault(i, {}).get(label)
+        if float(reading.probs.max()) >= NOX_HALVES_SURE and (
+                best is None or reading.probs.max() > best.max()):
+            sure[i][label] = reading.probs
+    return {i: np.mean(list(labels.values()), axis=0) for i, labels in sure.items()
+            if len(labels) > 1}
 
 
 NOX_RESIZE_SMALL = 0.8
@@ -960,9 +994,13 @@ def nox_cards_at_card_size(balanced: Image, read: Detections, models_dir: Path
                            ) -> Detections:
     """``read`` with each unsure Nox card outlined far larger than a card, and each one
     outlined far smaller and read under ``NOX_RESIZE_SURE``, read again through
-    card-sized outlines (``NOX_RESIZE_SMALL``), kept when sure (``NOX_RESIZE_SURE``)."""
+    card-sized outlines (``NOX_RESIZE_SMALL``), kept when sure (``NOX_RESIZE_SURE``).
+    A card read as joined (``_read_as_joined``: no probabilities kept) stays unsure: its
+    doubt is not its size (``_turned_joins_disputed``)."""
     cards = [i for i in read if read.kinds[i] == "nox_card"]
-    doubtful = [i for i in cards if float(read.confidences[i]) < NOX_RESIZE_SURE]
+    probabilities = read.data.get(PROBABILITIES, (None,) * len(read))
+    doubtful = [i for i in cards if float(read.confidences[i]) < NOX_RESIZE_SURE
+                and probabilities[i] is not None]
     if len(cards) < 3 or not doubtful or not available_model("nox_card", models_dir):
         return read
     sides = {i: quad_axes(read.quads[i]) for i in cards}

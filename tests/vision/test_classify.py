@@ -689,6 +689,22 @@ def test_a_card_read_surely_both_ways_round_is_not_settled_by_its_own_turn() -> 
         assert read.labels[i] == label or float(read.confidences[i]) < 0.5
 
 
+def test_a_card_joined_square_from_its_parts_is_not_read_on_its_side() -> None:
+    """Dev 60714 (Nox, hard): a stack's 3 outlined as two parts, joined into a square
+    rectangle that read 8 at 0.999 on its side (and 3 upright), then 8 again through
+    card-sized outlines along that side: the kitty whole and wrong. Read both ways sure
+    of different numbers, it stays unsure (``cards._turned_joins_disputed``)."""
+    from companion.synth import render_scene
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("nox", seed=60714, difficulty="hard")
+    read = read_image(scene.image, game="nox").detections
+    near = [i for i in read if read.kinds[i] == "nox_card"
+            and np.linalg.norm(read.quads[i].mean(axis=0) - (440.0, 485.0)) < 25]
+    assert len(near) == 1
+    assert read.labels[near[0]] == "3" or float(read.confidences[near[0]]) < 0.5
+
+
 def test_a_kittys_cards_squeezed_to_look_landscape_are_read_along_the_row() -> None:
     """Dev 61958 (Nox, hard): a steep camera makes a kitty's 10 and 11 near the photo's
     bottom look landscape; read along their longer side they were an 8 and a 4 at 0.81
