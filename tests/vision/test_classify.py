@@ -705,6 +705,21 @@ def test_a_card_joined_square_from_its_parts_is_not_read_on_its_side() -> None:
     assert read.labels[near[0]] == "3" or float(read.confidences[near[0]]) < 0.5
 
 
+def test_a_squeezed_card_finds_its_row_neighbour_a_pitch_away() -> None:
+    """Dev 61924 (Nox, hard): a kitty's first card, a 3, outlined 29x40 px by a steep
+    camera, its neighbour 49 px away (beyond 1.4 of its size): read on its side it was
+    an 8 at 0.85 in the next kitty (``cards.NEIGHBOUR_REACH``)."""
+    from companion.synth import render_scene
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("nox", seed=61924, difficulty="hard")
+    read = read_image(scene.image, game="nox").detections
+    near = [i for i in read if read.kinds[i] == "nox_card"
+            and np.linalg.norm(read.quads[i].mean(axis=0) - (376.0, 627.0)) < 20]
+    assert len(near) == 1
+    assert read.labels[near[0]] == "3"
+
+
 def test_a_kittys_cards_squeezed_to_look_landscape_are_read_along_the_row() -> None:
     """Dev 61958 (Nox, hard): a steep camera makes a kitty's 10 and 11 near the photo's
     bottom look landscape; read along their longer side they were an 8 and a 4 at 0.81
