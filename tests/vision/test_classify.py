@@ -1699,3 +1699,18 @@ def test_a_large_qwixx_card_read_sure_whole_is_not_cut_on_one_sure_half() -> Non
     assert found.labels[best] == "y7"
     assert not any(str(label).startswith("J") for label in found.labels)
 
+
+def test_a_rox_row_read_unknown_far_from_the_sure_cards_is_kept() -> None:
+    """Dev 61443 (normal): a row of three element cards beside a hand, far from the sure
+    cards and lit unlike them, read unknown: as a row (card-sized neighbours within 1.3
+    sides) they are no lone strays, and the two located apart from the hand are kept
+    (before: both dropped; the third is outlined together with the hand)."""
+    from companion.synth import render_scene
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("rox", seed=61443, difficulty="normal")
+    found = read_image(scene.image, game="rox").detections
+    row = [p for p in scene.pieces if p.kind == "rox_card" and p.visible_fraction >= 0.99
+           and np.asarray(p.quad)[:, 1].min() > 530]
+    hit = sum(max(quad_iou(p.quad, q) for q in found.quads) >= 0.5 for p in row)
+    assert len(row) == 3 and hit == 2, (len(row), hit)
