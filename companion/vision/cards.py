@@ -379,7 +379,7 @@ def split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
                                 1 if twice else max(2, count - 1)) for cut in cuts]
                 if areas[k] >= JOINED_AREA * usual:
                     joined.add(i)
-        whole_first = kind in WHOLE_FIRST_KINDS
+        whole_first = kind in WHOLE_SURE
         readings = iter(read_quads(model, balanced, [
             p for i, ps, _ in candidates
             for p in ([portrait_first(detections.quads[i], model.size)] if whole_first else [])
@@ -390,7 +390,7 @@ def split_card_pairs(balanced: Image, detections: Detections, models_dir: Path
             read = [next(readings) for _ in parts]
             if i in split or any(j == i for j, _ in unsplit):
                 continue  # a squarish outline's other cut: its first was taken
-            if needed < 2 and whole is not None and whole.probs.max() >= WHOLE_SURE:
+            if needed < 2 and whole is not None and whole.probs.max() >= WHOLE_SURE[kind]:
                 needed = 2  # one card read surely whole: one sure half is no second card
             if _parts_sure(parts, read, needed):
                 split[i] = parts
@@ -415,16 +415,21 @@ def _parts_sure(parts: Sequence[npt.NDArray[np.float32]], read: Sequence[Any], n
     return len(downs) >= needed and all(downs[0] @ d > 0 for d in downs[1:])
 
 
-WHOLE_FIRST_KINDS = ("nox_card",)
-WHOLE_SURE = 0.99
+WHOLE_SURE = {"nox_card": 0.99, "qwixx_card": 0.95}
 """Kinds whose outline of ``PAIR_TWICE_AREA`` times its neighbours' area, read as one
-card at least ``WHOLE_SURE``, is cut in two only when both halves read sure: a
+card at least this sure, is cut in two only when both halves read sure: a
 two-digit card's half reads surely as a digit of its own (dev 61520: a 13 read 1.00
 whole, its halves 6 at 0.91 and 0.57, cut into two cards; 61083: a 10, halves 6 at 0.98
 and 8 at 0.60). Split candidates on located Nox cards, dev 61000-61149 normal and
 61600-61679 hard (181): of the single cards, 5 had one half sure, and their whole read
 1.00; the two pairs read both halves at 1.00 (a 15 and an 11 read 9 at 0.99 whole).
-Not measured on Qwixx cards, whose one-half rule (``PAIR_TWICE_AREA``) it was made for."""
+A Qwixx card seen large has a coloured band at each end, and a half of it reads surely
+as a joker (dev 60346: a y7 read 0.99 whole, halves J4 at 0.99 and 0.88; 60313: a y2 at
+0.98, J4 at 0.97 and 0.89; 60930: a b4 at 0.99, b7 at 0.90 and b4 at 0.63; 61910 hard: a
+J3 at 0.96, b4 at 0.90). Qwixx candidates, dev 60000, 60600, 60900, 61000, 61200, 61400,
+61600, 61800 (+60, normal), 60300+60 normal, 60500 and 61900 (+40, hard): single cards
+cut on one sure half read 0.96-0.99 whole (and 0.52, 0.81), two or three cards at most
+0.80 (0.32-0.80)."""
 
 
 FITTED_HALVES_KINDS = ("nox_card",)

@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 from companion.games.base import InputError
 from companion.vision.classify import classify
-from companion.vision.detections import Detections
+from companion.vision.detections import Detections, side_lengths
 from companion.vision.locate import GAMES, locate
 from companion.vision.segment import locate_learned
 
@@ -27,6 +27,20 @@ docs/BENCHMARKS.md) or the classical OpenCV one (locate.py)."""
 
 UNSURE = 0.80
 """A piece read with less confidence than this is reported as unsure, with alternatives."""
+
+BORDER_REACH = 0.005
+"""A side of an outline whose two corners lie within this share of the photo's long side
+of one edge of the photo (6.4 px at 1280: the locator's outlines stop 1.4 net pixels, 4
+px, short of a piece's edge) is a piece cut off by the photo's edge."""
+BORDER_SIDE_MATCH = 0.25
+"""A cut piece's side along the photo's edge that is within this share of its kind's
+usual short (long) side makes the piece's whole length its usual long (short) side."""
+BORDER_USUAL_LEAST = 3
+"""Whole pieces of a kind (touching no edge of the photo) needed to know its usual size."""
+BORDER_KINDS = frozenset({"nummix_tile", "nox_card", "qwixx_card", "rox_card",
+                          "rox_scoring", "catbox_card"})
+"""Kinds outlined whole beyond the photo's edge (``whole_beyond_the_photo``): not sheets
+and boards (their size varies with the camera's tilt, one a photo) nor tokens."""
 
 
 @dataclass(frozen=True)
@@ -84,10 +98,55 @@ def read_image(image: npt.NDArray[np.uint8], *, game: str, use_classifier: bool 
     t1 = time.perf_counter()
     read = classify(image, found, game=game, use_classifier=use_classifier, ocr=ocr,
                     deck=deck, markers=markers or ())
+    read = whole_beyond_the_photo(read, image.shape[:2])
     t2 = time.perf_counter()
     timing = {"locate": (t1 - t0) * 1000, "classify": (t2 - t1) * 1000,
               "total": (t2 - t0) * 1000}
     return ReadResult(read, int(image.shape[1]), int(image.shape[0]), game, timing)
+
+
+def whole_beyond_the_photo(found: Detections, shape: tuple[int, ...]) -> Detections:
+    """``found`` with each piece cut off by the photo's edge outlined whole: the side on
+    the edge moved out until the piece is its kind's usual size (the median of its whole
+    pieces'). The pieces were read through what the photo shows; the outline says where
+    the piece lies (dev 61242: five rack tiles half out of the photo, outlined on their
+    visible halves, matched none of them)."""
+    height, width = shape[0], shape[1]
+    reach = BORDER_REACH * max(height, width)
+
+    def on_edge(points: npt.NDArray[np.float32]) -> bool:
+        """Both points within ``reach`` of the same edge of the photo."""
+        return bool((points[:, 0] <= reach).all() or (points[:, 0] >= width - reach).all()
+                    or (points[:, 1] <= reach).all() or (points[:, 1] >= height - reach).all())
+
+    cut = {i: [k for k in range(4) if on_edge(found.quads[i][[k, (k + 1) % 4]])]
+           for i in found if found.kinds[i] in BORDER_KINDS}
+    cut = {i: sides for i, sides in cut.items() if sides}
+    if not cut:
+        return found
+    quads = found.quads.copy()
+    for kind in {found.kinds[i] for i in cut}:
+        whole = [np.sort(side_lengths(found.quads[j]).reshape(2, 2).mean(axis=0))
+                 for j in found if found.kinds[j] == kind and j not in cut]
+        if len(whole) < BORDER_USUAL_LEAST:
+            continue
+        short, long = np.median(whole, axis=0)
+        for i in (i for i in cut if found.kinds[i] == kind):
+            for k in cut[i]:
+                q = quads[i]
+                along = float(np.linalg.norm(q[(k + 1) % 4] - q[k]))
+                if abs(along / short - 1) <= BORDER_SIDE_MATCH:
+                    full = long
+                elif abs(along / long - 1) <= BORDER_SIDE_MATCH:
+                    full = short
+                else:
+                    continue
+                for corner, opposite in ((k, (k + 3) % 4), ((k + 1) % 4, (k + 2) % 4)):
+                    out = q[corner] - q[opposite]
+                    seen = float(np.linalg.norm(out))
+                    if 0 < seen < full:
+                        q[corner] = q[opposite] + out * (full / seen)
+    return found.with_fields(quads=quads)
 
 
 __all__ = ["GAMES", "LOCATORS", "UNSURE", "ReadResult", "read_image"]

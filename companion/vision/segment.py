@@ -135,6 +135,17 @@ passes ``SLIVER_ASPECT`` (dev 61913 hard: a 3 located at 3.07 beside cards at 2.
 2.71, dropped: the trick read without it, as whole). Catbox slivers dropped on dev
 61900+60 and 60500+60 hard, 61800+60 and 61000+100 normal: the others lay on no card,
 and the one of them between 3.0 and 3.4 (60512: 3.14) beside cards at 1.3-1.7."""
+RACK_KINDS = frozenset({"nummix_tile"})
+RACK_SLIVER_ASPECT = 4.5
+RACK_ROW_REACH = 2.2
+RACK_ROW_AXIS = np.radians(20)
+RACK_ROW_LEAST = 2
+"""A tile of ``RACK_KINDS`` is a sliver by its length only past ``RACK_SLIVER_ASPECT``
+times its width when ``RACK_ROW_LEAST`` or more other tiles also longer than
+``SLIVER_ASPECT`` lie along its long axis (within ``RACK_ROW_AXIS`` of it), their
+centres within ``RACK_ROW_REACH`` of its long sides: a rack seen from low down shows
+its standing tiles' tops side by side, each 3-4 times as wide as tall (dev 60658
+normal: nine rack tiles located 3.2-3.7, all dropped; 60625)."""
 MIN_BLOB_PX = 4
 """A blob of fewer net pixels than this is noise."""
 
@@ -233,6 +244,8 @@ def _without_slivers(found: Detections) -> Detections:
             continue
         narrow = kind in usual and short[i] < SLIVER_SHARE * usual[kind]
         longest = SLIVER_ASPECT
+        if kind in RACK_KINDS and aspect[i] > SLIVER_ASPECT and _in_a_rack_row(found, i, aspect):
+            longest = RACK_SLIVER_ASPECT
         if kind in SQUEEZED_KINDS:
             others = [aspect[j] for j in found if found.kinds[j] == kind and j != i]
             if others and float(np.median(others)) >= SQUEEZED_ROW:
@@ -240,6 +253,27 @@ def _without_slivers(found: Detections) -> Detections:
         if not narrow and aspect[i] <= longest:
             keep.append(i)
     return found if len(keep) == len(found) else found.select(keep)
+
+
+def _in_a_rack_row(found: Detections, i: int, aspect: npt.NDArray[np.float64]) -> bool:
+    """Whether ``RACK_ROW_LEAST`` other long pieces of piece ``i``'s kind lie along its
+    long axis, near it (``RACK_ROW_*``): the tops of a rack's standing tiles."""
+    q = found.quads[i]
+    first, second = q[1] - q[0], q[2] - q[1]
+    axis = first if np.linalg.norm(first) >= np.linalg.norm(second) else second
+    long = float(np.linalg.norm(axis))
+    axis = axis / max(long, 1e-6)
+    centre = q.mean(axis=0)
+    beside = 0
+    for j in found:
+        if j == i or found.kinds[j] != found.kinds[i] or aspect[j] <= SLIVER_ASPECT:
+            continue
+        offset = found.quads[j].mean(axis=0) - centre
+        distance = float(np.linalg.norm(offset))
+        if (distance <= RACK_ROW_REACH * long
+                and abs(float(offset @ axis)) >= np.cos(RACK_ROW_AXIS) * distance):
+            beside += 1
+    return beside >= RACK_ROW_LEAST
 
 
 def _sharpen_large(image: npt.NDArray[np.uint8], found: Detections) -> Detections:

@@ -168,6 +168,16 @@ card; the unknown element cards 2.5 sides or more apart were at most 12.5 off in
 colour and 66 in lightness (under a glare spot, 61139 hard: dropped at 60)."""
 
 
+ROX_ROW_REACH = 1.3
+ROX_ROW_SIZE = 1.4
+"""An unknown Rox element card with another located element card (sure or not) whose
+centre lies within ``ROX_ROW_REACH`` of its sides, and whose area is within
+``ROX_ROW_SIZE`` times its own either way, lies in a row of cards, not lone: it is kept
+(``ROX_STRAY_APART`` would drop it when the whole row reads unknown). Dev 61443 normal:
+a row of three cards beside a hand, far from the sure cards and lit unlike them, all
+dropped; 61212: two cards of a row under a hand's fingers."""
+
+
 ROX_TINY = 0.3
 """An unknown Rox "element card" covering under this share of the sure element cards'
 median area is no card: a fingertip of a hand reaching in beside a row, too near the
@@ -217,7 +227,9 @@ class StrayRule:
     (``lone_from_sure``: from every sure one); nor, with ``edge_below``, are those read
     under it whose outline reaches within ``edge_px`` of the photo's edge, ``edge_apart``
     sizes or more from every other piece of the kind; nor, however sure, are those
-    ``sure_chroma`` off in colour and ``sure_darker`` darker (a hand read surely)."""
+    ``sure_chroma`` off in colour and ``sure_darker`` darker (a hand read surely). With
+    ``row_reach``, a piece with another of its kind within ``row_reach`` sizes, of a
+    like area (within ``row_size`` times), lies in a row and is never lone."""
 
     chroma: float = math.inf
     doubtful_below: float = UNSURE
@@ -237,6 +249,8 @@ class StrayRule:
     edge_apart: float = EDGE_TILE_APART
     sure_chroma: float = math.inf
     sure_darker: float = math.inf
+    row_reach: float = 0.0
+    row_size: float = 1.0
 
 
 STRAY_RULES = {
@@ -252,7 +266,8 @@ STRAY_RULES = {
                           lone_darker=NOX_LONE_DARKER),
     "rox_card": StrayRule(doubtful_below=MIN_CONFIDENCE, tiny=ROX_TINY, lone=ROX_STRAY_APART,
                           lone_chroma=ROX_STRAY_CHROMA, lone_darker=ROX_STRAY_LIGHTNESS,
-                          lone_lighter=ROX_STRAY_LIGHTNESS, lone_from_sure=True),
+                          lone_lighter=ROX_STRAY_LIGHTNESS, lone_from_sure=True,
+                          row_reach=ROX_ROW_REACH, row_size=ROX_ROW_SIZE),
 }
 
 
@@ -297,13 +312,20 @@ def without_strays(read: Detections, balanced: Image, kind: str) -> Detections:
         return all(float(np.linalg.norm(centres[j] - centres[i])) >= reach
                    for j in others if j != i)
 
+    def in_row(i: int) -> bool:
+        """Another piece of the kind, of a like area, lies within ``row_reach`` of its sizes."""
+        reach = rule.row_reach * math.sqrt(area(i))
+        return any(float(np.linalg.norm(centres[j] - centres[i])) < reach
+                   and 1 / rule.row_size <= area(j) / max(area(i), 1e-6) <= rule.row_size
+                   for j in pieces if j != i)
+
     if rule.lone:
         reach = rule.lone * math.sqrt(usual_area)
         others = sure if rule.lone_from_sure else pieces
         strays |= {i for i in doubtful if float(read.confidences[i]) < rule.lone_below
                    and unlike_face(faces[i], usual, chroma=rule.lone_chroma,
                                darker=rule.lone_darker, lighter=rule.lone_lighter)
-                   and apart(i, others, reach)}
+                   and apart(i, others, reach) and not (rule.row_reach and in_row(i))}
     if rule.edge_below:
         height, width = balanced.shape[:2]
         for i in doubtful:

@@ -1746,3 +1746,35 @@ def test_a_stack_top_outlined_twice_is_one_card() -> None:
     players, caller = given_names(scene)
     reading = read_photo(scene.image, game="nox", players=players, caller=caller).reading
     assert compare(scene, reading).state, reading.state
+
+
+def test_a_large_qwixx_card_read_sure_whole_is_not_cut_on_one_sure_half() -> None:
+    """Dev 60346 (normal): a y7 close to the camera, outlined 1.78 times its neighbours'
+    area, read y7 at 0.99 whole; its halves read as jokers (J4 at 0.99 and 0.88), and the
+    one sure half cut it into two cards. Both halves must read sure now."""
+    from companion.synth import render_scene
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("qwixx", seed=60346, difficulty="normal")
+    found = read_image(scene.image, game="qwixx").detections
+    card = next(p for p in scene.pieces if p.kind == "qwixx_card" and p.label == "y7")
+    best = max(found, key=lambda i: quad_iou(found.quads[i], card.quad))
+    assert quad_iou(found.quads[best], card.quad) >= 0.5
+    assert found.labels[best] == "y7"
+    assert not any(str(label).startswith("J") for label in found.labels)
+
+
+def test_a_rox_row_read_unknown_far_from_the_sure_cards_is_kept() -> None:
+    """Dev 61443 (normal): a row of three element cards beside a hand, far from the sure
+    cards and lit unlike them, read unknown: as a row (card-sized neighbours within 1.3
+    sides) they are no lone strays, and the two located apart from the hand are kept
+    (before: both dropped; the third is outlined together with the hand)."""
+    from companion.synth import render_scene
+    from companion.vision.pipeline import read_image
+
+    scene = render_scene("rox", seed=61443, difficulty="normal")
+    found = read_image(scene.image, game="rox").detections
+    row = [p for p in scene.pieces if p.kind == "rox_card" and p.visible_fraction >= 0.99
+           and np.asarray(p.quad)[:, 1].min() > 530]
+    hit = sum(max(quad_iou(p.quad, q) for q in found.quads) >= 0.5 for p in row)
+    assert len(row) == 3 and hit == 2, (len(row), hit)

@@ -237,3 +237,24 @@ def test_rox_cards_joined_in_one_blob_are_each_located_in_a_scene() -> None:
     cards = [p for p in scene.pieces if p.kind == "rox_card" and not p.covered]
     hit = sum(max(quad_iou(p.quad, q) for q in found.quads) >= 0.5 for p in cards)
     assert len(cards) == 17 and hit == 17, hit
+
+
+def test_the_tops_of_a_racks_tiles_seen_from_low_down_are_not_slivers() -> None:
+    """Three long tiles side by side along their long axis (a rack's tiles seen from
+    low down, 3.5 times as wide as tall) are kept; one such tile alone, or one beside
+    short tiles, is a sliver as before; the row's rule stops at 4.5."""
+    tile = np.array([[0, 0], [70, 0], [70, 20], [0, 20]], np.float32)
+    square = np.array([[0, 0], [40, 0], [40, 60], [0, 60]], np.float32)
+    row = [tile + [75 * k, 0] for k in range(3)]
+    lone = tile + [0, 300]
+    long = np.array([[0, 0], [100, 0], [100, 20], [0, 20]], np.float32) + [300, 0]
+    found = Detections(np.stack(row + [lone, long, square + [0, 100], square + [50, 100],
+                                       square + [100, 100]]), ("nummix_tile",) * 8)
+    kept = _without_slivers(found).quads.tolist()
+    assert kept == found.quads[[0, 1, 2, 5, 6, 7]].tolist()
+    scene = render_scene("nummix", seed=60658, difficulty="normal")  # dev scene
+    located = locate_learned(scene.image, game="nummix")
+    rack = [p for p in scene.pieces if p.kind == "nummix_tile" and p.visible_fraction >= 0.5
+            and np.asarray(p.quad)[:, 1].max() < 200]  # the rack's row along the top
+    hit = sum(max(quad_iou(p.quad, q) for q in located.quads) >= 0.5 for p in rack)
+    assert len(rack) >= 9 and hit >= 6, (len(rack), hit)
