@@ -40,6 +40,7 @@ from companion.readers.common import (
     unsure,
 )
 from companion.vision.detections import Detections
+from companion.vision.reading import UNSURE
 
 SEAT_GAP = math.radians(25)
 """Kitties whose cards face directions this far apart belong to different seats."""
@@ -60,6 +61,17 @@ FIRST_SEAT_DIRECTION = math.pi / 2
 image angle +90°); the others follow clockwise."""
 
 
+CARD_SURE = UNSURE
+"""A Nox card is used as read from the classifier's own sure level (``vision.reading.UNSURE``,
+under which it asks Tesseract), not the readers' bar (``MIN_CONFIDENCE``): a kitty
+card read 0.5-0.8 after every second look is as often wrong as right: located cards of
+dev 60500, 60700, 61300, 61600, 61900 + 60 hard and 60000, 61000, 61200 + 100 normal,
+5 wrong (60733: a 12 read 5 at 0.65) and 2 right (all hard). Photo -> state, hard
+60700 + 60: 3 whole-and-wrong readings now report the card (verdicts 3 more right),
+exact 38 -> 37 (60738); 60500 + 60 two verdicts more right; 61900, 61600 + 60 hard and
+61000 + 60, 61200 + 100 normal unchanged."""
+
+
 def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = None,
          players: Sequence[str] | None = None, **_: Any) -> ReadState:
     cards = indices(detections, ("nox_card",))
@@ -67,7 +79,7 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     good: list[int] = []
     bad: set[int] = set()
     for i in cards:
-        problem = unsure(detections, i, "nox card")
+        problem = unsure(detections, i, "nox card", sure_at=CARD_SURE)
         label = detections.labels[i]
         if problem is None and label is not None and not _is_card(label):
             problem = {"piece": i, "what": "nox card", "why": f"not a Nox card: {label!r}"}

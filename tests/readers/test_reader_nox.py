@@ -95,6 +95,27 @@ def test_unread_card_is_reported_not_guessed() -> None:
     assert read.roles[0] is not None and read.roles[0]["role"] == "top card"
 
 
+def test_a_card_read_under_the_classifiers_sure_level_is_unknown() -> None:
+    """A Nox card read 0.5-0.8 (over the readers' bar, under the classifier's own sure
+    level: ``nox.CARD_SURE``) is reported, not used: on hard dev scenes such cards were
+    as often wrong as right (60733: a 12 read 5 at 0.65, the kitty whole and wrong)."""
+    from companion.readers.nox import CARD_SURE
+
+    scene = scenes("easy")[0]
+    dets = detections_from_scene(scene)
+    conf = dets.confidences.copy()
+    conf[2] = (0.5 + CARD_SURE) / 2
+    read = read_state("nox", dets.with_fields(confidences=conf),
+                      image_shape=scene.image.shape, markers=scene.markers,
+                      players=scene.state["players"])
+    assert [u["piece"] for u in read.unknown if u["piece"] is not None] == [2]
+    conf[2] = CARD_SURE
+    read = read_state("nox", dets.with_fields(confidences=conf),
+                      image_shape=scene.image.shape, markers=scene.markers,
+                      players=scene.state["players"])
+    assert not [u for u in read.unknown if u["piece"] is not None]
+
+
 def test_circular_groups_split_at_the_widest_gaps() -> None:
     angles = [math.radians(a) for a in (350, 5, 10, 100, 110, 200)]
     groups = circular_groups(angles)
