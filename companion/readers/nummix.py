@@ -37,6 +37,7 @@ from companion.readers.common import (
     within,
 )
 from companion.vision.detections import MIN_CONFIDENCE, Detections, distances
+from companion.vision.reading import UNSURE
 from companion.vision.standing import (
     is_faint_ledge,
     is_ledge,
@@ -133,6 +134,15 @@ rendered seeds 60000-60149 normal and 60100-60179 hard: those three, and, not to
 
 Cells = dict[int, tuple[int, int]]
 
+TILE_SURE = UNSURE
+"""A tile is used as read only from the classifier's own sure level
+(``vision.reading.UNSURE``, under which it asks Tesseract), not the readers' bar
+(``MIN_CONFIDENCE``), as Nox cards (``nox.CARD_SURE``) and Rox scoring cards: located
+tiles of dev 61000 + 60 normal and 61300 + 60 hard read 0.5-0.8 after every second
+look, 11 right and 10 wrong (61326: k15 read k16 at 0.72). Photo -> state, normal
+61000, 61200, 61600 + 60: exact 158 -> 157 (61216), whole and wrong 1 -> 0 (61623);
+hard 61300 + 60, 61900 + 40: exact 45 -> 44, whole and wrong 5 -> 3."""
+
 
 def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = None,
          **_: Any) -> ReadState:
@@ -140,7 +150,7 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
     result = ReadState("nummix", {"game": "nummix", "grid": []}, roles=[None] * len(detections))
     bad: set[int] = set()
     for i in tiles:
-        problem = unsure(detections, i, "tile")
+        problem = unsure(detections, i, "tile", sure_at=TILE_SURE)
         if problem is not None:
             result.unknown.append(problem)
             bad.add(i)

@@ -76,6 +76,24 @@ def test_unread_tile_is_reported_and_marked() -> None:
     assert any("?" in line.split() for line in read.state["grid"])
 
 
+def test_a_tile_read_under_the_classifiers_sure_level_is_unknown() -> None:
+    """A tile read 0.5-0.8 (over the readers' bar, under the classifier's own sure level:
+    ``nummix.TILE_SURE``) is reported, not used; at that level it is used."""
+    from companion.readers.nummix import TILE_SURE
+
+    scene = scenes("easy")[0]
+    dets = detections_from_scene(scene)
+    conf = dets.confidences.copy()
+    conf[2] = (0.5 + TILE_SURE) / 2
+    read = read_state("nummix", dets.with_fields(confidences=conf),
+                      image_shape=scene.image.shape, markers=scene.markers)
+    assert [u["piece"] for u in read.unknown if u.get("piece") is not None] == [2]
+    conf[2] = TILE_SURE
+    read = read_state("nummix", dets.with_fields(confidences=conf),
+                      image_shape=scene.image.shape, markers=scene.markers)
+    assert not [u for u in read.unknown if u.get("piece") is not None]
+
+
 def test_components_ignore_blank_space() -> None:
     a = nummix_components(["r1 r2 r3 . . k5 k6 k7"])
     b = nummix_components(["k5 k6 k7", ". . .", ". r1 r2 r3"])
