@@ -186,7 +186,7 @@ def observed_by_colour(read: Detections, view: BoardView | None) -> Detections:
         colour = colours[i]
         if colour is None:
             continue
-        off = {label: float(np.hypot(*(colour[1:] - ab))) for label, ab in usual.items()}
+        off = {label: _ab_distance(colour, ab) for label, ab in usual.items()}
         if off[BLOCKED] <= (NOT_NEUTRAL if grey_itself else NOT_GREY):
             continue
         nearest = min(off, key=off.__getitem__)
@@ -207,10 +207,14 @@ def _sure_observed_not_grey(read: Detections, observed: Sequence[int],
     for i in observed:
         colour = colours[i]
         if (float(confidences[i]) >= SURE_TOKEN and colour is not None
-                and float(np.hypot(*(colour[1:] - np.float64(NEUTRAL_AB))))
-                > SURE_NOT_NEUTRAL):
+                and _ab_distance(colour, NEUTRAL_AB) > SURE_NOT_NEUTRAL):
             confidences[i] = min(float(confidences[i]), UNSURE_TOKEN)
     return read.with_fields(confidences=confidences)
+
+
+def _ab_distance(colour: npt.NDArray[np.float64], ab: npt.ArrayLike) -> float:
+    """How far a token's Lab ``colour`` lies from the colour ``ab`` (a*, b*) in chroma."""
+    return float(np.hypot(*(colour[1:] - np.asarray(ab, np.float64))))
 
 
 def with_covered_cells(read: Detections, view: BoardView | None) -> Detections:

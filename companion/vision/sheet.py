@@ -246,7 +246,7 @@ def _read_balanced(image: Image, quad: npt.ArrayLike | None, markers: Sequence[A
             fouls, p_fouls = refit
             placed = placed[:-len(fouls)] + fouls
             p = np.concatenate([p[:-len(fouls)], p_fouls])
-    confs = np.abs(2.0 * p - 1.0) * certain
+    confs = box_sureness(p) * certain
     confs = np.where(unsettled, np.minimum(confs, SHEET_UNSURE_BOX), confs)
     covered = np.zeros(len(placed), bool)
     if template is PAD and float(np.median(confs)) < SHEET_SURE:  # unreadable as a whole
@@ -718,9 +718,9 @@ def _surest_shift(image: Image, upright: Quad, crossed: npt.ArrayLike) -> Quad |
     or when no place is ``SHIFT_GAIN`` surer than the fit and ``SHIFT_SURE``."""
     coloured = len(_pad_names()) - 4
     p = np.asarray(crossed, np.float64)[:coloured]
-    if (np.abs(2.0 * p - 1.0) >= MIN_CONFIDENCE).all() or _row_px(upright) < SHIFT_MIN_ROW_PX:
+    if (box_sureness(p) >= MIN_CONFIDENCE).all() or _row_px(upright) < SHIFT_MIN_ROW_PX:
         return None
-    here = float(np.abs(2.0 * p - 1.0).mean())
+    here = float(box_sureness(p).mean())
     coarse, fine = SHIFT_STEPS
     reach = round(SHIFT_REACH / coarse)
     best: tuple[float, float, float, float] = (here, 0.0, 0.0, 1.0)
@@ -757,8 +757,8 @@ def _unsettled_by_move(image: Image, placed: Placed, before: npt.ArrayLike,
     size), or a coloured box unsure before and sure after whose ink statistics
     (``box_features``) read it the other way."""
     a, b = np.asarray(before, np.float64), np.asarray(after, np.float64)
-    sure_a = np.abs(2.0 * a - 1.0) >= MIN_CONFIDENCE
-    sure_b = np.abs(2.0 * b - 1.0) >= MIN_CONFIDENCE
+    sure_a = box_sureness(a) >= MIN_CONFIDENCE
+    sure_b = box_sureness(b) >= MIN_CONFIDENCE
     rows = np.array([row for row, _, _ in placed])
     out = (rows == "foul") & (~sure_a | (sure_b & ((a >= 0.5) != (b >= 0.5))))
     settled = (rows != "foul") & ~sure_a & sure_b
@@ -776,7 +776,7 @@ def _sureness(image: Image, quads: Sequence[Quad]) -> npt.NDArray[np.float64] | 
     probs = _box_model(image, [box for quad in quads for box in _placed(quad)[:coloured]])
     if probs is None:
         return None
-    return np.abs(2.0 * probs - 1.0).reshape(len(quads), coloured).mean(axis=1)
+    return box_sureness(probs).reshape(len(quads), coloured).mean(axis=1)
 
 
 def _surest_corners(image: Image, upright: Quad, sure: float) -> tuple[float, Quad]:
@@ -817,7 +817,7 @@ def _foul_refit(image: Image, upright: Quad, crossed: npt.ArrayLike
     probabilities) or None: no box unsure, no box model, a sheet too small, or no clear
     place."""
     p = np.asarray(crossed, np.float64)[-4:]
-    sure = np.abs(2.0 * p - 1.0) >= MIN_CONFIDENCE
+    sure = box_sureness(p) >= MIN_CONFIDENCE
     if sure.all():
         return None
     h = _face_to_image(upright)
@@ -833,7 +833,7 @@ def _foul_refit(image: Image, upright: Quad, crossed: npt.ArrayLike
     if probs is None:
         return None
     probs = probs.reshape(len(steps), 4)
-    sureness = np.abs(2.0 * probs - 1.0).mean(axis=1)
+    sureness = box_sureness(probs).mean(axis=1)
     same = ((probs >= 0.5) == (p >= 0.5))[:, sure].all(axis=1)
     padded = np.pad(sureness, 1)
     worst = np.minimum.reduce([padded[:-2], padded[1:-1], padded[2:]])
@@ -1062,6 +1062,13 @@ def _ring(image: Image, q: Quad, template: Template) -> npt.NDArray[np.float32]:
     offset = np.maximum.reduce([-su, su - 1, -sv, sv - 1])
     mask = (offset >= a) & (offset <= b)
     out: npt.NDArray[np.float32] = np.median(big[mask], axis=0).astype(np.float32)
+    return out
+
+
+def box_sureness(p: npt.ArrayLike) -> npt.NDArray[np.floating[Any]]:
+    """How sure a box's reading is (0..1) from its probability of being crossed: 2·|p − ½|,
+    the confidence a box is reported with (unsure under ``MIN_CONFIDENCE``)."""
+    out: npt.NDArray[np.floating[Any]] = np.abs(2.0 * np.asarray(p) - 1.0)
     return out
 
 
