@@ -226,7 +226,8 @@ def _turned_six_or_nine(detections: Detections, quads: npt.NDArray[np.float64],
     for g in groups:
         if len(g) < 3 or not all(detections.oriented[i] for i in g):
             continue
-        down = {i: frame(quads[i]).down / max(frame(quads[i]).height, 1e-9) for i in g}
+        frames = {i: frame(quads[i]) for i in g}
+        down = {i: f.down / max(f.height, 1e-9) for i, f in frames.items()}
         for i in g:
             label = detections.labels[i]
             if (label is not None and label[1:] in TURNED_PAIRS

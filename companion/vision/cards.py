@@ -39,6 +39,7 @@ from companion.vision.reading import (
     UNSURE,
     Image,
     Model,
+    Reading,
     available_model,
     down_vector,
     load_model,
@@ -694,15 +695,18 @@ def _read_as_joined(read: Detections, pieces: Iterable[int]) -> Detections:
 
 def _parts_joined(read: Detections, balanced: Image, model: Model,
                   tries: list[tuple[int, npt.NDArray[np.float32]]], other: dict[int, int],
-                  sure: float, *, doubted: Mapping[int, npt.NDArray[np.float64]] | None = None
+                  sure: float, *, readings: Sequence[Reading] | None = None,
+                  doubted: Mapping[int, npt.NDArray[np.float64]] | None = None
                   ) -> Detections:
     """``read`` with each part ``i`` of ``tries`` whose outlines round it and its
     ``other[i]`` read ``sure`` or surer made that one card (the surest reading), and
     the other part dropped; the ``doubted`` ones so made take the probabilities given
-    there, read as joined (``_read_as_joined``)."""
+    there, read as joined (``_read_as_joined``). ``readings``: the tries' readings, when
+    already read."""
     doubted = doubted or {}
     changes = {i: (change[0], doubted.get(i, change[1])) for i, change in surer_readings(
-        read, balanced, model, tries).items() if float(change[1].max()) >= sure}
+        read, balanced, model, tries, readings=readings).items()
+        if float(change[1].max()) >= sure}
     if not changes:
         return read
     joined = _read_as_joined(with_readings(read, model, changes),
@@ -949,23 +953,24 @@ def joined_nox_halves(balanced: Image, read: Detections, models_dir: Path) -> De
             other[i] = j
     if not tries:
         return read
-    doubted = _turned_joins_disputed(balanced, model, [(i, o) for i, o in tries if i in square])
-    return _parts_joined(read, balanced, model, tries, other, NOX_HALVES_SURE, doubted=doubted)
+    readings = read_quads(model, balanced, [o for _, o in tries])
+    doubted = _turned_joins_disputed([(i, r) for (i, _), r in zip(tries, readings, strict=True)
+                                      if i in square])
+    return _parts_joined(read, balanced, model, tries, other, NOX_HALVES_SURE,
+                         readings=readings, doubted=doubted)
 
 
-def _turned_joins_disputed(balanced: Image, model: Model,
-                           tries: list[tuple[int, npt.NDArray[np.float32]]]
+def _turned_joins_disputed(tried: list[tuple[int, Reading]]
                            ) -> dict[int, npt.NDArray[np.float64]]:
-    """The parts of ``tries`` (part, outline round it and its other part: square-looking,
-    as given and a quarter turn round, and fitted) whose outlines read
+    """The parts of ``tried`` (part, a reading of an outline round it and its other part:
+    square-looking, as given and a quarter turn round, and fitted) whose outlines read
     ``NOX_HALVES_SURE`` or surer of different numbers, each with the mean of the surest
     reading of each number: which side is the joined card's top its rectangle does not
     tell (dev 60714 hard: a 3 cut in two, joined square, read 8 at 0.999 on its side and
     3 upright, the kitty whole and wrong; now unsure). Photo -> state, no other change:
     Nox hard 61900, 60700, 60500 + 60, normal 61000, 61100 + 60."""
     sure: dict[int, dict[int, npt.NDArray[np.float64]]] = {}
-    for (i, _), reading in zip(tries, read_quads(model, balanced, [o for _, o in tries]),
-                               strict=True):
+    for i, reading in tried:
         label = int(reading.probs.argmax())
         best = sure.setdefault(i, {}).get(label)
         if float(reading.probs.max()) >= NOX_HALVES_SURE and (

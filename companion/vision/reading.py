@@ -301,15 +301,18 @@ def top_labels(labels: tuple[str, ...], probs: npt.NDArray[np.float64]
 
 
 def surer_readings(read: Detections, balanced: Image, model: Model,
-                    tries: Sequence[tuple[int, npt.NDArray[np.float32]]]
+                    tries: Sequence[tuple[int, npt.NDArray[np.float32]]], *,
+                    readings: Sequence[Reading] | None = None
                     ) -> dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]]:
     """Pieces read again through other outlines (``tries``: piece, outline): for each,
     the surest reading that is sure (``UNSURE``) and surer than its own, as
-    ``with_readings`` takes them (the outline turned to the reading's up)."""
+    ``with_readings`` takes them (the outline turned to the reading's up). ``readings``:
+    the tries' readings, when the caller has read them already."""
     confidences = read.confidences.copy()
     changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
-    for (i, outline), again in zip(tries, read_quads(model, balanced, [o for _, o in tries]),
-                                   strict=True):
+    if readings is None:
+        readings = read_quads(model, balanced, [o for _, o in tries])
+    for (i, outline), again in zip(tries, readings, strict=True):
         sure_now = float(again.probs.max())
         if sure_now < max(UNSURE, float(confidences[i])):
             continue
