@@ -541,13 +541,47 @@ def _pad_fit(image: Image, quad: Quad, *, starts: Sequence[npt.ArrayLike] = ()
     outlined = max(fit[1] for fit in fits)
     # every outline too far off, or the print faint? (a fit correlates 1 at most, so
     # over 1 - SEARCH_GAIN no searched fit could be read and none is tried)
+    short: list[tuple[Quad, float, Quad]] = []  # searched fits short of SEARCH_GAIN
     if outlined < SHEET_FIT_GOOD and outlined + SEARCH_GAIN <= 1.0:
         searched = [_searched_fit(image, start) for _, _, start in fits]
         fits += [fit for fit in searched if fit[1] >= outlined + SEARCH_GAIN]
+        short = [fit for fit in searched if -1.0 < fit[1] < outlined + SEARCH_GAIN]
     rated = [(_turn_certainty(image, fitted), corr, fitted, upright)
              for fitted, corr, upright in fits]
     certain, corr, fitted, upright = max(rated, key=lambda fit: (fit[0] > 0.0, fit[1]))
+    surer = _surer_searched_fit(image, fitted, short)
+    if surer is not None:
+        certain, corr, fitted, upright = surer
     return fitted, corr, certain, same_corner_order(quad, upright)
+
+
+SEARCHED_SURE = 0.9
+"""A searched fit that falls short of ``SEARCH_GAIN`` is read instead of the fit chosen
+when the box model reads the coloured rows' boxes at least this sure there (mean, as
+``SHIFT_SURE``) and not so sure at the chosen fit: correlation alone can be misled, the
+box model's sureness says which fit puts the boxes on boxes. Dev 61100 (normal, a hand
+over the sheet's corner): the outlines' best fit 0.59 read its boxes 0.77 sure, every
+box unsure; the searched fit 0.86 (short by 0.03) 0.98, the truth's fit; dev 61925
+(hard) the other way round: the outline's fit 0.34 read 0.99 sure (right), the searched
+0.61 read 0.75."""
+
+
+def _surer_searched_fit(image: Image, chosen: Quad, short: Sequence[tuple[Quad, float, Quad]]
+                        ) -> tuple[float, float, Quad, Quad] | None:
+    """(turn certainty, correlation, fitted quad, start) of the surest of the ``short``
+    searched fits when it reads the boxes ``SEARCHED_SURE`` and the ``chosen`` fit does
+    not, else None."""
+    if not short:
+        return None
+    sureness = _sureness(image, [chosen, *(fitted for fitted, _, _ in short)])
+    if sureness is None or sureness[0] >= SEARCHED_SURE:
+        return None
+    k = int(np.argmax(sureness[1:]))
+    fitted, corr, upright = short[k]
+    certain = _turn_certainty(image, fitted)
+    if sureness[1 + k] < SEARCHED_SURE or certain <= 0.0:
+        return None
+    return certain, corr, fitted, upright
 
 
 def _turn_certainty(image: Image, upright: Quad) -> float:

@@ -339,6 +339,15 @@ def test_rows_found_a_half_turn_round_or_about_a_weak_fit_are_read() -> None:
         assert not wrong and len(sure) == len(truth), (seed, owner, len(sure), wrong)
 
 
+def test_a_searched_fit_short_of_the_gain_is_read_when_its_boxes_read_surely() -> None:
+    """Dev 61100: a hand over Ben's sheet's corner; the outlines' best fit (0.59) put the
+    boxes off their print, every box unsure, and the fit to the rows found by template
+    matching (0.86) fell short of ``SEARCH_GAIN`` by 0.03. Its boxes read surely
+    (``SEARCHED_SURE``), so it is read: every box not under the hand sure and right."""
+    sure, wrong, _ = _sure_and_wrong_boxes(61100, "Ben")
+    assert not wrong and len(sure) >= 48, (len(sure), wrong)
+
+
 def test_a_sheet_read_unsure_in_bulk_is_not_read_at_all() -> None:
     """A pad blurred by motion whose boxes read unsure at the median (``SHEET_SURE``) has
     every box reported unsure, and the reader says the sheet could not be read, instead
