@@ -42,6 +42,7 @@ from companion.readers.common import (
     within,
 )
 from companion.vision.detections import Detections
+from companion.vision.reading import UNSURE
 from companion.vision.rox_edges import CENTRE_SURE_AT
 
 TOUCH = (0.8, 1.3)
@@ -55,8 +56,9 @@ card, within ``END_ANGLE`` of the row's line, is against the row's end: an eleme
 partly covered (by a hand), its visible strip as narrow as a scoring card, is read
 unknown rather than as a scoring card."""
 
-SCORING_SURE = 0.8
-"""A scoring card read with less confidence than this is unknown, not taken as read:
+SCORING_SURE = UNSURE
+"""A scoring card read with less confidence than the classifier's own sure level
+(``vision.reading.UNSURE``, as Nox cards and Nummix tiles) is unknown, not taken as read:
 the scoring model's middling scores are mostly wrong (dev 61600-61799 normal, 260
 scenes: of located scoring cards read at 0.5-0.8, 2 of 11 right, a 1 read as 2 at 0.64
 and 0.75 among them; at 0.8-0.9 6 of 7; 0.9 and over 490 of 491). Photo -> state, dev
