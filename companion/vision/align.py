@@ -289,7 +289,7 @@ def fit_card_outline(image: Image, quad: npt.ArrayLike, *, aspect: float, count:
         sides.append((a, b, normal, *_side_lines(image, a, b, normal, lengths[k])))
     strongest = max(float(s[4][:, 2].max()) for s in sides) + 1e-6
     # every choice of one candidate per side: its mean offsets and strengths
-    choice = np.array(list(itertools.product(range(OUTLINE_CANDIDATES), repeat=4)))
+    choice = _side_choices()
     shift = np.stack([sides[k][3][choice[:, k]] for k in range(4)], axis=1)
     strength = np.stack([sides[k][4][choice[:, k], 2] for k in range(4)], axis=1)
     across_02 = (lengths[1] + lengths[3]) / 2 + shift[:, 0] + shift[:, 2]
@@ -305,12 +305,13 @@ def fit_card_outline(image: Image, quad: npt.ArrayLike, *, aspect: float, count:
         p1 = a + 0.9 * (b - a) + found[order[:, k], 1][:, None] * normal
         points[:, k], ways[:, k] = p0, p1 - p0
     corners, met = _meeting_corners_each(points, ways)
-    fits: list[Quad] = []
-    for fit in corners[met]:
-        if not any(np.abs(fit - f).max() < 1.0 for f in fits):
-            fits.append(fit)  # (repeated candidates give the same quad twice)
-        if len(fits) == count:
-            break
+    corners = corners[met]
+    fits: list[Quad] = []  # the best first, each 1 px or more from the fits before it
+    apart = np.ones(len(corners), bool)  # (repeated candidates give the same quad twice)
+    while len(fits) < count and apart.any():
+        fit = corners[int(np.argmax(apart))]
+        fits.append(fit.copy())
+        apart &= ~(np.abs(corners - fit).max(axis=(1, 2)) < 1.0)
     return fits or [np.asarray(quad, np.float32).reshape(4, 2)]
 
 
@@ -333,6 +334,15 @@ def meeting_corners(lines: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.fl
             return None
         corners.append(p1 + np.linalg.solve(m, p2 - p1)[0] * d1)
     return np.asarray(corners, np.float32)
+
+
+@lru_cache(maxsize=1)
+def _side_choices() -> npt.NDArray[np.intp]:
+    """Every choice of one of the ``OUTLINE_CANDIDATES`` lines per side, (choices, 4),
+    made once (read-only)."""
+    choice = np.array(list(itertools.product(range(OUTLINE_CANDIDATES), repeat=4)))
+    choice.flags.writeable = False
+    return choice
 
 
 def _meeting_corners_each(points: npt.NDArray[np.float64], ways: npt.NDArray[np.float64]
