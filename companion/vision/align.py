@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -159,10 +160,11 @@ def _search_once(image: Image, q: Quad, kind: str) -> tuple[Quad, float]:
     return best[1], best[0]
 
 
-_remembered: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] | None = None
-"""While ``fits_remembered`` is on: each fit and layout search worked, by its image and
-template (their ids) and start, with the image and template (held, so their ids name
-them) and the result."""
+_memory = threading.local()
+"""``_memory.fits``, while ``fits_remembered`` is on in this thread: each fit and layout
+search worked, by its image and template (their ids) and start, with the image and
+template (held, so their ids name them) and the result. One per thread: photos read in
+parallel threads do not share (or clear) each other's."""
 
 
 @contextmanager
@@ -175,15 +177,14 @@ def fits_remembered() -> Iterator[None]:
     deterministic, so the results are the same: dev Qwixx 61000+20 normal, 46 of 337
     fits and 6 of 38 searches were repeats (16 ms CPU a photo on average, most on the
     slow photos). Nested, the outer memory serves."""
-    global _remembered
-    if _remembered is not None:
+    if getattr(_memory, "fits", None) is not None:
         yield
         return
-    _remembered = {}
+    _memory.fits = {}
     try:
         yield
     finally:
-        _remembered = None
+        _memory.fits = None
 
 
 def _once(work: str, held: tuple[Any, ...], key: tuple[Any, ...], worked: Callable[[], _T]
@@ -191,13 +192,15 @@ def _once(work: str, held: tuple[Any, ...], key: tuple[Any, ...], worked: Callab
     """``worked()``, or its result for the same ``work``, objects ``held`` (the image, the
     template: the same objects) and ``key`` when ``fits_remembered`` is on and has it (a
     copy: callers may change what they get)."""
-    if _remembered is None:
+    remembered: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] | None = getattr(
+        _memory, "fits", None)
+    if remembered is None:
         return worked()
     at = (work, *(id(h) for h in held), *key)
-    entry = _remembered.get(at)
+    entry = remembered.get(at)
     if entry is None or any(a is not b for a, b in zip(entry[0], held, strict=True)):
         entry = (held, worked())
-        _remembered[at] = entry
+        remembered[at] = entry
     result: _T = copy.deepcopy(entry[1])
     return result
 
