@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.synth.pieces import INK, PIECE_MM, qwixx_row_numbers, qwixx_sheet_layout
-from companion.vision.align import LONG_SIDE, align_to_layout, search_layout
+from companion.vision.align import LONG_SIDE, align_to_layout, fits_remembered, search_layout
 from companion.vision.colour import skin_hued, white_balance
 from companion.vision.detections import MIN_CONFIDENCE, same_corner_order
 
@@ -193,10 +193,12 @@ def read_sheet(image: Image, quad: npt.ArrayLike | None, *, markers: Sequence[An
     sheet (``detect_markers`` output, near the quad) the boxes come from them.
     ``balanced``: the image is already white-balanced. ``starts``: other outlines of the
     sheet (any start corner) that the fit to the printed layout also starts from; the
-    fit that correlates best is read."""
+    fit that correlates best is read. A start fitted or searched twice is worked once
+    (``fits_remembered``)."""
     if not balanced:
         image, _ = white_balance(image)
-    with _one_cv_thread():  # the sheet's fits and boxes: small images (_one_cv_thread)
+    # the sheet's fits and boxes: small images (_one_cv_thread)
+    with _one_cv_thread(), fits_remembered():
         return _read_balanced(image, quad, markers, starts)
 
 
