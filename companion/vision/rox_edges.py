@@ -326,7 +326,7 @@ def _colour_checked(model: Model, balanced: Image, out: list[tuple[dict[str, int
                     outlines: list[npt.NDArray[np.float32]], cards: Sequence[int]) -> None:
     """Each of ``cards`` still under ``EDGE_SEARCH_BELOW`` read again through the outline
     its reading was kept through, its colourless magic symbols counted sure
-    (``MAGIC_COLOURLESS``); kept in ``out`` when it counts the same and is surer. Only
+    (``_colour_opinion``); kept in ``out`` when it counts the same. Only
     once the outline is chosen: the fits and the search, taking the surest of many
     outlines, find ones whose patch misses a coloured symbol and shows bare card, read
     magic and colourless (counted so in them, dev 61000+40, 61300+40, 61700+40 normal
@@ -335,7 +335,7 @@ def _colour_checked(model: Model, balanced: Image, out: list[tuple[dict[str, int
     unsure = [k for k in cards if out[k][1] < EDGE_SEARCH_BELOW]
     for k, again in zip(unsure, _edge_readings(model, balanced, [outlines[k] for k in unsure],
                                                colour=True), strict=True):
-        if again[0] == out[k][0] and again[1] > out[k][1]:
+        if again[0] == out[k][0]:
             out[k] = again
 
 
@@ -608,8 +608,8 @@ def _edge_search_round(model: Model, balanced: Image,
 def _edge_readings(model: Model, balanced: Image, quads: list[npt.NDArray[np.float32]], *,
                    colour: bool = False) -> list[tuple[dict[str, int], float]]:
     """(counts, sureness on the common scale) of the cards at ``quads``, in one call;
-    with ``colour``, a symbol read magic that shows no colour counts sure
-    (``MAGIC_COLOURLESS``)."""
+    with ``colour``, a symbol read magic that shows no colour counts sure, and one read a
+    coloured element as pale as magic is doubted (``_colour_opinion``)."""
     if not quads:
         return []
     side = ROX_EDGE_SIDE
@@ -622,9 +622,10 @@ def _edge_readings(model: Model, balanced: Image, quads: list[npt.NDArray[np.flo
         picks = probs.argmax(axis=1)
         counts = {label: int((picks == k).sum()) for k, label in enumerate(model.labels)}
         each = np.minimum(1.0, probs.max(axis=1) / model.sure)
-        white = (picks == magic) & (each < 1.0)
-        if colour and white.any():  # magic's white star, washed out: sure if colourless
-            each[white & _colourless(square, probs, magic, model.size[0])] = 1.0
+        if colour and (each < 1.0).any():  # a second opinion from the symbols' colour
+            white, doubted = _colour_opinion(square, probs, magic, model.size[0])
+            each[white & (each < 1.0)] = 1.0
+            each[doubted & (each < 1.0)] = RIVAL_DOUBTED
         product = float(np.prod(each))
         out.append((counts, product ** (np.log(0.5) / np.log(EDGE_SURE_AT))))
     return out
@@ -653,20 +654,60 @@ this many of them, give the chroma a coloured symbol shows on that card
 (``MAGIC_COLOURLESS``); fewer, and no symbol read magic is made sure."""
 
 
-def _colourless(square: Image, probs: npt.NDArray[np.float64], magic: int, size: int
-                ) -> npt.NDArray[np.bool_]:
-    """Which of the 16 edge symbols of the rectified card ``square`` (read ``probs``)
-    show no more colour than ``MAGIC_COLOURLESS`` of the card's surely read coloured
-    symbols, on a light card (``LIGHT_CARD``) and lit as the rest of it
-    (``LIT_ALIKE``); none when too few coloured symbols are read
-    (``COLOURED_REFERENCE_*``)."""
+def _colour_opinion(square: Image, probs: npt.NDArray[np.float64], magic: int, size: int
+                    ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Of the 16 edge symbols of the rectified card ``square`` (read ``probs``), lit as
+    the rest of the card (``LIT_ALIKE``) on a light card (``LIGHT_CARD``): those read
+    magic that show no more colour than ``MAGIC_COLOURLESS`` of the card's surely read
+    coloured symbols, or than ``RIVAL_PALER`` of its surely read symbols of the element
+    read second for it (white stars); and those read as a coloured element, magic
+    second, that show under ``RIVAL_PALER`` of the colour of the card's other symbols
+    read surely as that element (doubted). Neither when too few coloured
+    symbols are read (``COLOURED_REFERENCE_*``)."""
     chroma, light = _edge_chroma(square, size)
-    coloured = (probs.argmax(axis=1) != magic) & (probs.max(axis=1) >= COLOURED_REFERENCE_SURE)
+    picks, sure = probs.argmax(axis=1), probs.max(axis=1)
+    coloured = (picks != magic) & (sure >= COLOURED_REFERENCE_SURE)
     card = float(np.median(light))
+    none = np.zeros(16, bool)
     if coloured.sum() < COLOURED_REFERENCE_COUNT or card < LIGHT_CARD:
-        return np.zeros(16, bool)
-    return np.asarray((chroma < MAGIC_COLOURLESS * float(np.median(chroma[coloured])))
-                      & (np.abs(light - card) <= LIT_ALIKE))
+        return none, none
+    lit = np.abs(light - card) <= LIT_ALIKE
+    rival = np.argsort(probs, axis=1)[:, -2]
+
+    def paler_than(k: int, element: int) -> bool:
+        alike = coloured & (picks == element)
+        alike[k] = False
+        return bool(alike.any()) and chroma[k] < RIVAL_PALER * float(np.median(chroma[alike]))
+
+    white = (picks == magic) & (chroma < MAGIC_COLOURLESS * float(np.median(chroma[coloured])))
+    for k in np.flatnonzero((picks == magic) & ~white & (rival != magic)
+                            & (sure + probs[np.arange(16), rival] >= RIVAL_SHARE)):
+        white[k] = paler_than(k, rival[k])
+    doubted = none.copy()
+    for k in np.flatnonzero((picks != magic) & (rival == magic)):
+        doubted[k] = paler_than(k, picks[k])
+    return white & lit, doubted & lit
+
+
+RIVAL_PALER = 0.35
+RIVAL_SHARE = 0.97
+RIVAL_DOUBTED = 0.5
+"""A symbol read magic whose second reading (with the first, at least ``RIVAL_SHARE`` of
+its probability) is a coloured element counts sure (``_colour_opinion``) when its ink's
+chroma is under ``RIVAL_PALER`` of the card's symbols read surely as that element: on a
+cream card the white star looks pale blue once the card is balanced white, and the
+model hesitates between magic and water, but the card's water drops are three to five
+times as coloured (dev 61017 normal: three cards counted right at 0.3-0.45, their magic
+stars at 0.21-0.28 of their water drops' chroma). The other way round, a symbol read
+under ``Model.sure`` as a coloured element, magic second, that pale against the card's
+other symbols of that element is doubted, counted read at even odds (``RIVAL_DOUBTED``):
+dev 61017 water read for four magic stars of another card at 0.78-0.96, 0.25-0.29 of
+its water drops' chroma; 61712, air for a magic star at 0.85, 0.26 of its air rings'.
+Offline on the located cards of dev 60200-60259, 61000-61039, 61300-61339 (normal) and
+60800-60839 (hard), through the outlines read: cards made sure by the white stars 5
+(0.35) or 6 (0.5), all right; symbols doubted 18 (0.35), 15 of them magic stars, two
+on cards read sure (0.93, not checked: ``_colour_checked``), one on a card counted
+wrong."""
 
 
 LIGHT_CARD = 128

@@ -1511,10 +1511,28 @@ def test_rox_cards_whose_magic_stars_glare_washes_out_are_counted_sure(monkeypat
     photos = _located_rox_cards((61036,))
     checked = _sure_right_and_wrong(photos)
     monkeypatch.setattr(module, "MAGIC_COLOURLESS", 0.0)
+    monkeypatch.setattr(module, "RIVAL_PALER", 0.0)  # nor against the air rings alone
     unchecked = _sure_right_and_wrong(photos)
     # here 19 checked, 16 not
     assert checked[0] >= unchecked[0] + 3 and checked[1] == unchecked[1] == 0, (
         checked, unchecked)
+
+
+def test_rox_cards_whose_magic_stars_look_pale_blue_are_counted_sure(monkeypatch) -> None:
+    """Dev 61017 (normal): on cream cards balanced white the white magic stars look pale
+    blue, and the model hesitates between magic and water (0.78-0.93), but the cards'
+    water drops are three to five times as coloured: a star read magic, water second,
+    that pale counts sure (``rox_edges.RIVAL_PALER``), and three cards more are read
+    sure and right; water read for a star that pale is doubted, and one card fewer is
+    read sure and wrong."""
+    from companion.vision import rox_edges as module
+
+    photos = _located_rox_cards((61017,))
+    checked = _sure_right_and_wrong(photos)
+    monkeypatch.setattr(module, "RIVAL_PALER", 0.0)
+    unchecked = _sure_right_and_wrong(photos)
+    # here 17 and 1 checked, 14 and 2 not
+    assert checked[0] >= unchecked[0] + 3 and checked[1] < unchecked[1], (checked, unchecked)
 
 
 def test_rox_cards_blurred_by_motion_are_read_again_sharpened(monkeypatch) -> None:
