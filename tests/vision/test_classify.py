@@ -1499,6 +1499,42 @@ def test_a_rox_card_unsure_is_read_through_its_sure_neighbours_outline(monkeypat
         stepped, unstepped)
 
 
+def test_rox_cards_whose_magic_stars_glare_washes_out_are_counted_sure(monkeypatch) -> None:
+    """Dev 61036 (normal): a glare spot lies on a row of cards, and their white magic
+    stars fade into the white card (read magic at 0.5-0.95, air second), while their
+    coloured symbols keep their colour. A symbol read magic that shows no colour
+    (``rox_edges.MAGIC_COLOURLESS``) counts sure: through the locator's outlines three
+    more cards are read sure and right (four in the photo reader), none sure and wrong
+    either way."""
+    from companion.vision import rox_edges as module
+
+    photos = _located_rox_cards((61036,))
+    checked = _sure_right_and_wrong(photos)
+    monkeypatch.setattr(module, "MAGIC_COLOURLESS", 0.0)
+    monkeypatch.setattr(module, "RIVAL_PALER", 0.0)  # nor against the air rings alone
+    unchecked = _sure_right_and_wrong(photos)
+    # here 19 checked, 16 not
+    assert checked[0] >= unchecked[0] + 3 and checked[1] == unchecked[1] == 0, (
+        checked, unchecked)
+
+
+def test_rox_cards_whose_magic_stars_look_pale_blue_are_counted_sure(monkeypatch) -> None:
+    """Dev 61017 (normal): on cream cards balanced white the white magic stars look pale
+    blue, and the model hesitates between magic and water (0.78-0.93), but the cards'
+    water drops are three to five times as coloured: a star read magic, water second,
+    that pale counts sure (``rox_edges.RIVAL_PALER``), and three cards more are read
+    sure and right; water read for a star that pale is doubted, and one card fewer is
+    read sure and wrong."""
+    from companion.vision import rox_edges as module
+
+    photos = _located_rox_cards((61017,))
+    checked = _sure_right_and_wrong(photos)
+    monkeypatch.setattr(module, "RIVAL_PALER", 0.0)
+    unchecked = _sure_right_and_wrong(photos)
+    # here 17 and 1 checked, 14 and 2 not
+    assert checked[0] >= unchecked[0] + 3 and checked[1] < unchecked[1], (checked, unchecked)
+
+
 def test_rox_cards_blurred_by_motion_are_read_again_sharpened(monkeypatch) -> None:
     """Dev 60058 is blurred by a 6 px streak: its cards' edge symbols, still unsure after
     the outline fit and search, read sure and right on the photo sharpened against the
@@ -1530,10 +1566,10 @@ def test_rox_cards_read_sure_are_not_read_again_sharpened(monkeypatch) -> None:
     sharpened: list[int] = []
     read = module._edge_readings
 
-    def counted(model: Any, image: np.ndarray, quads: list) -> list:
+    def counted(model: Any, image: np.ndarray, quads: list, **options: Any) -> list:
         if image is not balanced:
             sharpened.append(len(quads))
-        return read(model, image, quads)
+        return read(model, image, quads, **options)
 
     monkeypatch.setattr(module, "_edge_readings", counted)
     right, wrong = _sure_right_and_wrong(photos)
