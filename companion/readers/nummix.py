@@ -289,7 +289,7 @@ def _standing(detections: Detections, quads: npt.NDArray[np.float64], groups: li
                   and _short_on_the_table(quads, rack, plane) for i in rack}
         upper |= _turned_on_rack(quads, groups, upper, {
             i for i in rows if detections.labels[i] is None
-            or float(detections.confidences[i]) < MIN_CONFIDENCE})
+            or float(detections.confidences[i]) < TILE_SURE})
         if doubted is not None:
             doubted.extend((rack, LIT_LEDGE) for rack in chains
                            if len(rack) >= FAINT_RACK_TILES and not set(rack) & upper
