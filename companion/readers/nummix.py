@@ -36,7 +36,7 @@ from companion.readers.common import (
     unsure,
     within,
 )
-from companion.vision.detections import MIN_CONFIDENCE, Detections, distances
+from companion.vision.detections import Detections, distances
 from companion.vision.reading import UNSURE
 from companion.vision.standing import (
     is_faint_ledge,
