@@ -820,14 +820,14 @@ def _ecc_coarse_to_fine(unlike: npt.NDArray[np.float32], to_image: npt.NDArray[n
     return float(cc), fitted
 
 
-def tokens_in_cells(image: Image, board: npt.NDArray[np.float32],
-                    tokens: Sequence[npt.NDArray[np.float32]]) -> list[npt.NDArray[np.float32]]:
+def tokens_in_cells(view: BoardView, tokens: Sequence[npt.NDArray[np.float32]]
+                    ) -> list[npt.NDArray[np.float32]]:
     """Tokens the circle search missed (a blurred token's rim gives too few votes) on the
-    upright, fitted ``board`` (top-left first, the number row along its first edge): the
-    middle of every cell with none of ``tokens`` in it holds one when it differs from the
-    cell around it by CELL_TOKEN_CONTRAST (an empty cell's middle is its own colour).
-    Square quads in image pixels, as ``tokens_on_board``."""
-    view = board_view(image, board)
+    upright, fitted board seen in ``view`` (``board_view``: top-left first, the number
+    row along its first edge): the middle of every cell with none of ``tokens`` in it
+    holds one when it differs from the cell around it by CELL_TOKEN_CONTRAST (an empty
+    cell's middle is its own colour). Square quads in image pixels, as
+    ``tokens_on_board``."""
     back = np.linalg.inv(view.to_view)
     return [_token_square(x, y, TOKEN_RADIUS, back)
             for _, _, x, y, contrast in _cells_without_tokens(
@@ -1083,6 +1083,12 @@ def board_view(image: Image, board: npt.NDArray[np.float32]) -> BoardView:
     to_view = _to_board_view(board)
     bgr: Image = cv2.warpPerspective(image, to_view, BOARD_VIEW)
     return BoardView(bgr, cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB), to_view)
+
+
+def same_board_view(view: BoardView, board: npt.NDArray[np.float32]) -> bool:
+    """Whether ``view`` is the ``board`` quad's (``board_view``): the same homography to
+    it, bit for bit, so the same pixels."""
+    return bool(np.array_equal(view.to_view, _to_board_view(board)))
 
 
 def _in_view(points: npt.ArrayLike, to_view: npt.NDArray[np.float64]

@@ -121,16 +121,17 @@ def test_tokens_the_circles_missed_are_found_in_their_cells() -> None:
     """Each token read on the board, left out of what was found, is found again in its
     cell's middle by ``tokens_in_cells``; with every token given, no empty cell is taken
     for a token."""
-    from companion.vision.locate import tokens_in_cells
+    from companion.vision.locate import board_view, tokens_in_cells
 
     for seed in (61000, 61001, 61002):
         scene = render_scene("catbox", seed=seed, difficulty="normal")
         found = read_image(scene.image, game="catbox").detections
         board = next(found.quads[i] for i in found if found.kinds[i] == "catbox_board")
         tokens = [found.quads[i] for i in found if found.kinds[i] == "token"]
-        assert tokens_in_cells(scene.image, board, tokens) == []
+        view = board_view(scene.image, board)
+        assert tokens_in_cells(view, tokens) == []
         for k in range(0, len(tokens), 3):
-            again = tokens_in_cells(scene.image, board, tokens[:k] + tokens[k + 1:])
+            again = tokens_in_cells(view, tokens[:k] + tokens[k + 1:])
             assert len(again) == 1, (seed, k)
             assert np.linalg.norm(again[0].mean(axis=0) - tokens[k].mean(axis=0)) < 6
 
@@ -153,6 +154,29 @@ def test_tokens_on_the_fitted_board_are_outlined_at_a_tokens_size() -> None:
     assert all(quad_iou(quads[i], truth.quads[i]) < 0.5 for i in tokens)
     upright = boards_upright(scene.image, truth.with_fields(quads=quads))
     assert all(quad_iou(upright.quads[i], truth.quads[i]) >= 0.5 for i in tokens)
+
+
+def test_the_boards_view_is_warped_once_and_handed_on() -> None:
+    """The token steps get the view ``boards_upright`` made for the fitted board (the
+    same object: no second warp), which is the board's view bit for bit; a board quad
+    moved since gets a view of its own; the view is not in the classified result."""
+    from companion.vision.board import BOARD_VIEW, boards_upright, largest_board_view
+    from companion.vision.classify import classify
+    from companion.vision.locate import board_view
+
+    scene = render_scene("catbox", seed=61000, difficulty="normal")
+    found = read_image(scene.image, game="catbox").detections
+    upright = boards_upright(scene.image, found)
+    board = next(i for i in upright if upright.kinds[i] == "catbox_board")
+    view = largest_board_view(upright, scene.image)
+    assert view is upright.data[BOARD_VIEW][board]
+    fresh = board_view(scene.image, upright.quads[board])
+    assert np.array_equal(view.lab, fresh.lab) and np.array_equal(view.to_view, fresh.to_view)
+    quads = upright.quads.copy()
+    quads[board] += 1.0
+    moved = largest_board_view(upright.with_fields(quads=quads), scene.image)
+    assert moved is not view and not np.array_equal(moved.to_view, view.to_view)
+    assert BOARD_VIEW not in classify(scene.image, found, game="catbox").data
 
 
 def test_a_doubtful_token_on_an_empty_cell_is_dropped_a_real_one_kept() -> None:
