@@ -11,7 +11,7 @@ grid come apart one quad per tile. Quads come out clockwise from a short (top) e
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import NamedTuple
 
@@ -857,7 +857,7 @@ def _cells_without_tokens(view: BoardView, seen: npt.NDArray[np.float32]
             x, y = u * width, v * height
             if len(seen) and np.linalg.norm(seen - (x, y), axis=1).min() < 1.5 * TOKEN_RADIUS:
                 continue
-            yield row, col, x, y, _token_contrast(view.lab, x, y, TOKEN_RADIUS)
+            yield row, col, x, y, view.cell_contrast(row, col)
 
 
 def token_squares(board: npt.NDArray[np.float32], points: npt.NDArray[np.float32]
@@ -925,9 +925,7 @@ def cells_under(view: BoardView, points: npt.NDArray[np.float32]
         if not (0 <= column < BOARD_COLUMNS and 0 <= row < BOARD_ROWS):
             out.append(None)
             continue
-        u, v = cell_middle(int(row), int(column))
-        out.append((column % 1 - 0.5, row % 1 - 0.5,
-                    _token_contrast(view.lab, u * width, v * height, TOKEN_RADIUS)))
+        out.append((column % 1 - 0.5, row % 1 - 0.5, view.cell_contrast(int(row), int(column))))
     return out
 
 
@@ -1072,10 +1070,25 @@ class BoardView:
     bgr: Image
     lab: Image
     to_view: npt.NDArray[np.float64]
+    middles: dict[tuple[int, int], float] = field(default_factory=dict, repr=False,
+                                                  compare=False)
+    """Each cell's ``cell_contrast`` once asked (the steps that ask share the view)."""
 
     def seen(self, points: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """``points`` (image pixels) in the view's pixels, (n, 2)."""
         return _in_view(points, self.to_view)
+
+    def cell_contrast(self, row: int, column: int) -> float:
+        """How much the middle of the cell (``row``, ``column``), 0-based, differs from
+        the ring around it, a token's size (``_token_contrast``); worked once a view:
+        the token steps (``tokens_in_cells``, ``faint_cells``, ``cells_under``) ask
+        about the same cells."""
+        if (row, column) not in self.middles:
+            width, height = BOARD_VIEW
+            u, v = cell_middle(row, column)
+            self.middles[row, column] = _token_contrast(self.lab, u * width, v * height,
+                                                        TOKEN_RADIUS)
+        return self.middles[row, column]
 
 
 def board_view(image: Image, board: npt.NDArray[np.float32]) -> BoardView:

@@ -162,7 +162,8 @@ def test_the_boards_view_is_warped_once_and_handed_on() -> None:
     moved since gets a view of its own; the view is not in the classified result."""
     from companion.vision.board import BOARD_VIEW, boards_upright, largest_board_view
     from companion.vision.classify import classify
-    from companion.vision.locate import board_view
+    from companion.vision.locate import BOARD_VIEW as BOARD_VIEW_SIZE
+    from companion.vision.locate import TOKEN_RADIUS, _token_contrast, board_view, cell_middle
 
     scene = render_scene("catbox", seed=61000, difficulty="normal")
     found = read_image(scene.image, game="catbox").detections
@@ -177,6 +178,11 @@ def test_the_boards_view_is_warped_once_and_handed_on() -> None:
     moved = largest_board_view(upright.with_fields(quads=quads), scene.image)
     assert moved is not view and not np.array_equal(moved.to_view, view.to_view)
     assert BOARD_VIEW not in classify(scene.image, found, game="catbox").data
+    # the cells' contrasts worked for the missed tokens are kept, as a fresh view works them
+    assert view.middles and all(
+        contrast == fresh.cell_contrast(row, column) == _token_contrast(
+            fresh.lab, *(np.array(cell_middle(row, column)) * BOARD_VIEW_SIZE), TOKEN_RADIUS)
+        for (row, column), contrast in view.middles.items())
 
 
 def test_a_doubtful_token_on_an_empty_cell_is_dropped_a_real_one_kept() -> None:
