@@ -258,3 +258,26 @@ def test_the_tops_of_a_racks_tiles_seen_from_low_down_are_not_slivers() -> None:
             and np.asarray(p.quad)[:, 1].max() < 200]  # the rack's row along the top
     hit = sum(max(quad_iou(p.quad, q) for q in located.quads) >= 0.5 for p in rack)
     assert len(rack) >= 9 and hit >= 6, (len(rack), hit)
+
+
+def test_rox_squeeze_is_worked_once_when_no_run_is_cut() -> None:
+    """``_rox_runs_split`` hands its ``unsqueezed`` to ``_rox_kinds`` when it cut no run
+    (the same quads: the same matrices, bit for bit, and the same kinds), and none when
+    it cut one (the quads changed: ``_rox_kinds`` works them anew)."""
+    from companion.vision.segment import _rox_kinds, _rox_runs_split, unsqueezed
+
+    def square(x: float, y: float, w: float = 68.0, h: float = 68.0) -> np.ndarray:
+        return np.float32([[x, y], [x + w, y], [x + w, y + h], [x, y + h]])
+
+    cards = [square(100.0 * k + 3 * k * k, 50.0 + 7 * k) for k in range(4)]
+    cards.append(square(600.0, 300.0, 44.0, 68.0))  # a scoring card
+    kinds = ["rox_card"] * len(cards)
+    quads, _, _, unsqueezes = _rox_runs_split(cards, kinds, [0.9] * len(cards))
+    assert unsqueezes is not None and quads is cards
+    assert all(np.array_equal(a, b) for a, b in zip(
+        unsqueezes, unsqueezed(cards, list(range(len(cards)))), strict=True))
+    assert _rox_kinds(cards, kinds, unsqueezes) == _rox_kinds(cards, kinds)
+    assert _rox_kinds(cards, kinds)[-1] == "rox_scoring"
+    run = [*cards[:4], square(100.0, 300.0, 3 * 68.0 - 10.0, 68.0)]  # three cards in one blob
+    quads, _, _, unsqueezes = _rox_runs_split(run, kinds, [0.9] * len(run))
+    assert unsqueezes is None and len(quads) == len(run) + 2
