@@ -1055,6 +1055,7 @@ def print_past_ends(image: Image, quad: npt.NDArray[np.float32]) -> tuple[int, i
     means = a.mean(axis=2) + 1j * b.mean(axis=2)  # each cell's hue
     own = means[:, 1:-1]
     row_hues = np.angle(np.median(own.real, axis=1) + 1j * np.median(own.imag, axis=1))
+    a, b = a[:, [0, -1]], b[:, [0, -1]]  # the pixels' hues only past the two ends
     off_hue = np.abs(np.angle(np.exp(1j * (np.arctan2(b, a) - row_hues[:, None, None]))))
     shows = ((np.hypot(a, b) >= GREY_CHROMA) & (off_hue < np.radians(PRINT_HUE))).mean(
         axis=2) >= COVERED_SHARE

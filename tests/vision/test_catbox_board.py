@@ -400,6 +400,48 @@ def test_print_past_the_grids_end_tells_a_short_grid() -> None:
     assert before < PRINT_PAST_END <= after
 
 
+def test_print_past_the_ends_looks_at_the_end_columns_as_at_all() -> None:
+    """``print_past_ends`` works the pixels' hues only in the two columns past the
+    grid's ends; its counts are those of every column's hues worked (the plain form),
+    on outlines true, short and long at either end (dev 60429 normal)."""
+    import companion.vision.locate as locate
+
+    def plain(image: np.ndarray, quad: np.ndarray) -> tuple[int, int]:
+        column = locate.BOARD_GRID[2] / locate.BOARD_COLUMNS
+        width, height = locate.PAST_END_VIEW, locate.PAST_END_VIEW // 2
+        total = round(width * (1 + 2 * column))
+        target = np.float32([[0, 0], [total, 0], [total, height], [0, height]])
+        to_view = cv2.getPerspectiveTransform(locate._lengthened(quad, 1, 1), target)
+        lab = cv2.cvtColor(cv2.warpPerspective(image, to_view, (total, height)),
+                           cv2.COLOR_BGR2LAB).astype(np.float32)
+        half_w = int(width * column * locate.PRINT_WINDOW)
+        half_h = int(height * locate.BOARD_GRID[3] / locate.BOARD_ROWS * locate.PRINT_WINDOW)
+        windows = []
+        for row in range(locate.BOARD_ROWS):
+            for col in range(-1, locate.BOARD_COLUMNS + 1):
+                u, v = locate.cell_middle(row, col)
+                x, y = round((u + column) * width), round(v * height)
+                windows.append(lab[y - half_h:y + half_h + 1, x - half_w:x + half_w + 1])
+        cells = np.stack(windows).reshape(locate.BOARD_ROWS, locate.BOARD_COLUMNS + 2, -1, 3)
+        a, b = cells[..., 1] - 128.0, cells[..., 2] - 128.0
+        own = (a.mean(axis=2) + 1j * b.mean(axis=2))[:, 1:-1]
+        hues = np.angle(np.median(own.real, axis=1) + 1j * np.median(own.imag, axis=1))
+        off = np.abs(np.angle(np.exp(1j * (np.arctan2(b, a) - hues[:, None, None]))))
+        shows = ((np.hypot(a, b) >= locate.GREY_CHROMA)
+                 & (off < np.radians(locate.PRINT_HUE))).mean(axis=2) >= locate.COVERED_SHARE
+        return int(shows[:, 0].sum()), int(shows[:, -1].sum())
+
+    scene = render_scene("catbox", seed=60429, difficulty="normal")
+    truth = _true_board(scene)
+    counts = set()
+    for before, after in ((0, 0), (0, -2), (-1, 0), (-2, -1), (1, 1), (0, 2)):
+        quad = locate._lengthened(truth, before, after)
+        got = locate.print_past_ends(scene.image, quad)
+        assert got == plain(scene.image, quad), (before, after)
+        counts.add(got)
+    assert len(counts) > 2  # the outlines tried show the print past their ends differently
+
+
 def test_a_hand_over_the_far_end_does_not_pull_the_grid_short() -> None:
     """Dev 60429 normal: a hand over columns 7-9 makes each fit a column shorter correlate
     better (0.638 on the cells, 0.687 three columns short); the shorter fits leave the
