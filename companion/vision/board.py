@@ -25,6 +25,11 @@ from companion.vision.reading import (
 if TYPE_CHECKING:  # locate imports this module: imported where used
     from companion.vision.locate import BoardView
 
+BOARD_VIEW = "_board_view"
+"""Internal ``data`` field while a photo is read: each research board's rectified view
+(``locate.BoardView``) as ``boards_upright`` made it for its fitted quad, handed on to
+the token steps (``largest_board_view``) rather than warped again. Not in the result."""
+
 BLOCKED = "observed"
 """The grey token that blocks a cell (``companion.readers.catbox``)."""
 BOARD_ROWS = (0.28, 0.87)
@@ -45,6 +50,7 @@ def boards_upright(balanced: Image, detections: Detections) -> Detections:
         return detections
     from companion.vision.locate import (
         PRINT_PAST_END,
+        board_view,
         print_past_ends,
         token_squares,
         tokens_in_cells,
@@ -57,6 +63,7 @@ def boards_upright(balanced: Image, detections: Detections) -> Detections:
     tokens = [i for i in detections if detections.kinds[i] == "token"]
     more: list[npt.NDArray[np.float32]] = []
     grid_off: list[bool | None] = [None] * len(detections)
+    views: list[BoardView | None] = [None] * len(detections)
     for i in boards:
         quads[i], sure = orient_board(balanced, quads[i], starts=others[i])
         grid_off[i] = max(print_past_ends(balanced, quads[i])) >= PRINT_PAST_END
@@ -66,10 +73,12 @@ def boards_upright(balanced: Image, detections: Detections) -> Detections:
             quads[i], tuple(float(v) for v in quads[j].mean(axis=0)), False) >= 0]
         if on_board:  # a token's size from the fitted board (``locate.token_squares``)
             quads[on_board] = token_squares(quads[i], quads[on_board].mean(axis=1))
-        more += tokens_in_cells(balanced, quads[i], [quads[j] for j in tokens] + more)
+        views[i] = board_view(balanced, quads[i])
+        more += tokens_in_cells(views[i], [quads[j] for j in tokens] + more)
     upright = detections.with_fields(quads=quads, oriented=tuple(oriented),
                                      confidences=confidences,
-                                     data={**detections.data, "grid_off": tuple(grid_off)})
+                                     data={**detections.data, "grid_off": tuple(grid_off),
+                                           BOARD_VIEW: tuple(views)})
     if not more:
         return upright
     return Detections.concat([upright, Detections(
@@ -249,11 +258,17 @@ def largest_board(read: Detections) -> int | None:
 
 def largest_board_view(read: Detections, balanced: Image) -> BoardView | None:
     """The rectified view of the largest research board (``largest_board``), or None
-    without a board; made once and shared by the token steps."""
-    from companion.vision.locate import board_view
+    without a board; made once and shared by the token steps: the one ``boards_upright``
+    made (``BOARD_VIEW``) while the board's quad is still the one it was made for."""
+    from companion.vision.locate import board_view, same_board_view
 
     board = largest_board(read)
-    return None if board is None else board_view(balanced, read.quads[board])
+    if board is None:
+        return None
+    made = read.data.get(BOARD_VIEW, (None,) * len(read))[board]
+    if made is not None and same_board_view(made, read.quads[board]):
+        return made
+    return board_view(balanced, read.quads[board])
 
 
 def orient_board(balanced: Image, quad: npt.NDArray[np.float32], *,

@@ -11,7 +11,7 @@ grid come apart one quad per tile. Quads come out clockwise from a short (top) e
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import NamedTuple
 
@@ -820,14 +820,14 @@ def _ecc_coarse_to_fine(unlike: npt.NDArray[np.float32], to_image: npt.NDArray[n
     return float(cc), fitted
 
 
-def tokens_in_cells(image: Image, board: npt.NDArray[np.float32],
-                    tokens: Sequence[npt.NDArray[np.float32]]) -> list[npt.NDArray[np.float32]]:
+def tokens_in_cells(view: BoardView, tokens: Sequence[npt.NDArray[np.float32]]
+                    ) -> list[npt.NDArray[np.float32]]:
     """Tokens the circle search missed (a blurred token's rim gives too few votes) on the
-    upright, fitted ``board`` (top-left first, the number row along its first edge): the
-    middle of every cell with none of ``tokens`` in it holds one when it differs from the
-    cell around it by CELL_TOKEN_CONTRAST (an empty cell's middle is its own colour).
-    Square quads in image pixels, as ``tokens_on_board``."""
-    view = board_view(image, board)
+    upright, fitted board seen in ``view`` (``board_view``: top-left first, the number
+    row along its first edge): the middle of every cell with none of ``tokens`` in it
+    holds one when it differs from the cell around it by CELL_TOKEN_CONTRAST (an empty
+    cell's middle is its own colour). Square quads in image pixels, as
+    ``tokens_on_board``."""
     back = np.linalg.inv(view.to_view)
     return [_token_square(x, y, TOKEN_RADIUS, back)
             for _, _, x, y, contrast in _cells_without_tokens(
@@ -857,7 +857,7 @@ def _cells_without_tokens(view: BoardView, seen: npt.NDArray[np.float32]
             x, y = u * width, v * height
             if len(seen) and np.linalg.norm(seen - (x, y), axis=1).min() < 1.5 * TOKEN_RADIUS:
                 continue
-            yield row, col, x, y, _token_contrast(view.lab, x, y, TOKEN_RADIUS)
+            yield row, col, x, y, view.cell_contrast(row, col)
 
 
 def token_squares(board: npt.NDArray[np.float32], points: npt.NDArray[np.float32]
@@ -925,9 +925,7 @@ def cells_under(view: BoardView, points: npt.NDArray[np.float32]
         if not (0 <= column < BOARD_COLUMNS and 0 <= row < BOARD_ROWS):
             out.append(None)
             continue
-        u, v = cell_middle(int(row), int(column))
-        out.append((column % 1 - 0.5, row % 1 - 0.5,
-                    _token_contrast(view.lab, u * width, v * height, TOKEN_RADIUS)))
+        out.append((column % 1 - 0.5, row % 1 - 0.5, view.cell_contrast(int(row), int(column))))
     return out
 
 
@@ -1057,6 +1055,7 @@ def print_past_ends(image: Image, quad: npt.NDArray[np.float32]) -> tuple[int, i
     means = a.mean(axis=2) + 1j * b.mean(axis=2)  # each cell's hue
     own = means[:, 1:-1]
     row_hues = np.angle(np.median(own.real, axis=1) + 1j * np.median(own.imag, axis=1))
+    a, b = a[:, [0, -1]], b[:, [0, -1]]  # the pixels' hues only past the two ends
     off_hue = np.abs(np.angle(np.exp(1j * (np.arctan2(b, a) - row_hues[:, None, None]))))
     shows = ((np.hypot(a, b) >= GREY_CHROMA) & (off_hue < np.radians(PRINT_HUE))).mean(
         axis=2) >= COVERED_SHARE
@@ -1072,10 +1071,25 @@ class BoardView:
     bgr: Image
     lab: Image
     to_view: npt.NDArray[np.float64]
+    middles: dict[tuple[int, int], float] = field(default_factory=dict, repr=False,
+                                                  compare=False)
+    """Each cell's ``cell_contrast`` once asked (the steps that ask share the view)."""
 
     def seen(self, points: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """``points`` (image pixels) in the view's pixels, (n, 2)."""
         return _in_view(points, self.to_view)
+
+    def cell_contrast(self, row: int, column: int) -> float:
+        """How much the middle of the cell (``row``, ``column``), 0-based, differs from
+        the ring around it, a token's size (``_token_contrast``); worked once a view:
+        the token steps (``tokens_in_cells``, ``faint_cells``, ``cells_under``) ask
+        about the same cells."""
+        if (row, column) not in self.middles:
+            width, height = BOARD_VIEW
+            u, v = cell_middle(row, column)
+            self.middles[row, column] = _token_contrast(self.lab, u * width, v * height,
+                                                        TOKEN_RADIUS)
+        return self.middles[row, column]
 
 
 def board_view(image: Image, board: npt.NDArray[np.float32]) -> BoardView:
@@ -1083,6 +1097,12 @@ def board_view(image: Image, board: npt.NDArray[np.float32]) -> BoardView:
     to_view = _to_board_view(board)
     bgr: Image = cv2.warpPerspective(image, to_view, BOARD_VIEW)
     return BoardView(bgr, cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB), to_view)
+
+
+def same_board_view(view: BoardView, board: npt.NDArray[np.float32]) -> bool:
+    """Whether ``view`` is the ``board`` quad's (``board_view``): the same homography to
+    it, bit for bit, so the same pixels."""
+    return bool(np.array_equal(view.to_view, _to_board_view(board)))
 
 
 def _in_view(points: npt.ArrayLike, to_view: npt.NDArray[np.float64]

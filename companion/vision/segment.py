@@ -650,9 +650,10 @@ def blobs_to_detections(prob: npt.NDArray[np.float32], shape: tuple[int, ...], *
         confs.append(float(1.0 - prob[0, y0:y0 + bh, x0:x0 + bw][sub].mean()))
     data = {"other_outlines": tuple(starts.get(i, ()) for i in range(len(quads)))
             } if starts else {}
+    unsqueezes = None
     if not data:
-        quads, kinds, confs = _rox_runs_split(quads, kinds, confs)
-    return Detections(np.asarray(quads, np.float32), _rox_kinds(quads, kinds),
+        quads, kinds, confs, unsqueezes = _rox_runs_split(quads, kinds, confs)
+    return Detections(np.asarray(quads, np.float32), _rox_kinds(quads, kinds, unsqueezes),
                       confidences=np.asarray(confs, np.float32), data=data)
 
 
@@ -689,28 +690,31 @@ def unsqueezed(quads: list[npt.NDArray[np.float32]], rows: list[int], *,
              .astype(np.float64) for i in rows]
     grams = np.array([m @ m.T / max(abs(float(np.linalg.det(m))), 1e-9) for m in edges])
     centres = np.array([quads[i].mean(axis=0) for i in rows]).reshape(-1, 2)
-    out = []
-    for j in range(len(rows)) if at is None else at:
-        unsqueeze = np.eye(2)
-        if len(edges) >= 3:  # the squeeze where this card lies: its nearest cards'
-            near = np.argsort(np.linalg.norm(centres - centres[j], axis=1))[:SQUEEZE_CARDS]
-            values, vectors = np.linalg.eigh(np.median(grams[near], axis=0))
-            if values.min() > 0:
-                unsqueeze = vectors @ np.diag(values ** -0.5) @ vectors.T
-        out.append(unsqueeze)
-    return out
+    cards = list(range(len(rows)) if at is None else at)
+    if len(edges) < 3 or not cards:
+        return [np.eye(2) for _ in cards]
+    # the squeeze where each card lies: its nearest cards', all cards at once (each
+    # card's the same steps, element for element, as one at a time: the same bits)
+    near = np.argsort(np.linalg.norm(centres[None, :, :] - centres[cards][:, None, :], axis=2),
+                      axis=1)[:, :SQUEEZE_CARDS]
+    values, vectors = np.linalg.eigh(np.median(grams[near], axis=1))
+    return [vectors[n] @ np.diag(values[n] ** -0.5) @ vectors[n].T if values[n].min() > 0
+            else np.eye(2) for n in range(len(cards))]
 
 
 def _rox_runs_split(quads: list[npt.NDArray[np.float32]], kinds: list[str],
                     confs: list[float]
-                    ) -> tuple[list[npt.NDArray[np.float32]], list[str], list[float]]:
+                    ) -> tuple[list[npt.NDArray[np.float32]], list[str], list[float],
+                               list[npt.NDArray[np.float64]] | None]:
     """Rox blobs that are runs of touching element cards (``ROX_RUN_*``) cut into one
-    square quad per card; other pieces as they are."""
+    square quad per card; other pieces as they are. Also the Rox cards' ``unsqueezed``
+    when none was cut (the same quads: ``_rox_kinds`` needs them again), else None."""
     rows = [i for i, k in enumerate(kinds) if k == "rox_card"]
     if len(rows) < 3:
-        return quads, kinds, confs
+        return quads, kinds, confs, None
+    unsqueezes = unsqueezed(quads, rows)
     sides = []
-    for i, unsqueeze in zip(rows, unsqueezed(quads, rows), strict=True):
+    for i, unsqueeze in zip(rows, unsqueezes, strict=True):
         a = float(np.linalg.norm(unsqueeze @ (quads[i][1] - quads[i][0])))
         b = float(np.linalg.norm(unsqueeze @ (quads[i][3] - quads[i][0])))
         sides.append((a, b))
@@ -724,7 +728,7 @@ def _rox_runs_split(quads: list[npt.NDArray[np.float32]], kinds: list[str],
                 and ROX_RUN_WIDTH[0] * square <= short <= ROX_RUN_WIDTH[1] * square):
             cut[i] = k if a > b else -k  # along the first edge, or along the second
     if not cut:
-        return quads, kinds, confs
+        return quads, kinds, confs, unsqueezes
     out_q, out_k, out_c = [], [], []
     for i, (q, kind, conf) in enumerate(zip(quads, kinds, confs, strict=True)):
         if i not in cut:
@@ -738,10 +742,12 @@ def _rox_runs_split(quads: list[npt.NDArray[np.float32]], kinds: list[str],
             out_q.append(short_edge_first(piece))
             out_k.append(kind)
             out_c.append(conf)
-    return out_q, out_k, out_c
+    return out_q, out_k, out_c, None
 
 
-def _rox_kinds(quads: list[npt.NDArray[np.float32]], kinds: list[str]) -> tuple[str, ...]:
+def _rox_kinds(quads: list[npt.NDArray[np.float32]], kinds: list[str],
+               unsqueezes: Sequence[npt.NDArray[np.float64]] | None = None
+               ) -> tuple[str, ...]:
     """Rox cards narrower than ROX_SCORING_ASPECT, once the camera's squeeze is undone,
     are scoring cards (44×68 mm beside 68×68). A tilted camera squeezes the photo along
     one direction: a square card turned one way looks narrow, a scoring card turned the
@@ -750,10 +756,13 @@ def _rox_kinds(quads: list[npt.NDArray[np.float32]], kinds: list[str]) -> tuple[
     over the SQUEEZE_CARDS cards nearest to a card is undone before that card's shape is
     judged (three cards or more; else the shapes are taken as seen). On 16 rendered
     scenes: 1 of 272 cards of the wrong kind at normal difficulty, 3 of 267 at hard (by
-    the shape as seen: 12 of 272 at normal)."""
+    the shape as seen: 12 of 272 at normal). ``unsqueezes``: the Rox cards' ``unsqueezed``
+    when already worked (``_rox_runs_split``)."""
     rows = [i for i, k in enumerate(kinds) if k == "rox_card"]
     out = list(kinds)
-    for i, unsqueeze in zip(rows, unsqueezed(quads, rows), strict=True):
+    if unsqueezes is None:
+        unsqueezes = unsqueezed(quads, rows)
+    for i, unsqueeze in zip(rows, unsqueezes, strict=True):
         m = np.column_stack([quads[i][1] - quads[i][0], quads[i][3] - quads[i][0]])
         sides = np.linalg.svd(unsqueeze @ m.astype(np.float64), compute_uv=False)
         if sides[1] < ROX_SCORING_ASPECT * sides[0]:

@@ -121,16 +121,17 @@ def test_tokens_the_circles_missed_are_found_in_their_cells() -> None:
     """Each token read on the board, left out of what was found, is found again in its
     cell's middle by ``tokens_in_cells``; with every token given, no empty cell is taken
     for a token."""
-    from companion.vision.locate import tokens_in_cells
+    from companion.vision.locate import board_view, tokens_in_cells
 
     for seed in (61000, 61001, 61002):
         scene = render_scene("catbox", seed=seed, difficulty="normal")
         found = read_image(scene.image, game="catbox").detections
         board = next(found.quads[i] for i in found if found.kinds[i] == "catbox_board")
         tokens = [found.quads[i] for i in found if found.kinds[i] == "token"]
-        assert tokens_in_cells(scene.image, board, tokens) == []
+        view = board_view(scene.image, board)
+        assert tokens_in_cells(view, tokens) == []
         for k in range(0, len(tokens), 3):
-            again = tokens_in_cells(scene.image, board, tokens[:k] + tokens[k + 1:])
+            again = tokens_in_cells(view, tokens[:k] + tokens[k + 1:])
             assert len(again) == 1, (seed, k)
             assert np.linalg.norm(again[0].mean(axis=0) - tokens[k].mean(axis=0)) < 6
 
@@ -153,6 +154,35 @@ def test_tokens_on_the_fitted_board_are_outlined_at_a_tokens_size() -> None:
     assert all(quad_iou(quads[i], truth.quads[i]) < 0.5 for i in tokens)
     upright = boards_upright(scene.image, truth.with_fields(quads=quads))
     assert all(quad_iou(upright.quads[i], truth.quads[i]) >= 0.5 for i in tokens)
+
+
+def test_the_boards_view_is_warped_once_and_handed_on() -> None:
+    """The token steps get the view ``boards_upright`` made for the fitted board (the
+    same object: no second warp), which is the board's view bit for bit; a board quad
+    moved since gets a view of its own; the view is not in the classified result."""
+    from companion.vision.board import BOARD_VIEW, boards_upright, largest_board_view
+    from companion.vision.classify import classify
+    from companion.vision.locate import BOARD_VIEW as BOARD_VIEW_SIZE
+    from companion.vision.locate import TOKEN_RADIUS, _token_contrast, board_view, cell_middle
+
+    scene = render_scene("catbox", seed=61000, difficulty="normal")
+    found = read_image(scene.image, game="catbox").detections
+    upright = boards_upright(scene.image, found)
+    board = next(i for i in upright if upright.kinds[i] == "catbox_board")
+    view = largest_board_view(upright, scene.image)
+    assert view is upright.data[BOARD_VIEW][board]
+    fresh = board_view(scene.image, upright.quads[board])
+    assert np.array_equal(view.lab, fresh.lab) and np.array_equal(view.to_view, fresh.to_view)
+    quads = upright.quads.copy()
+    quads[board] += 1.0
+    moved = largest_board_view(upright.with_fields(quads=quads), scene.image)
+    assert moved is not view and not np.array_equal(moved.to_view, view.to_view)
+    assert BOARD_VIEW not in classify(scene.image, found, game="catbox").data
+    # the cells' contrasts worked for the missed tokens are kept, as a fresh view works them
+    assert view.middles and all(
+        contrast == fresh.cell_contrast(row, column) == _token_contrast(
+            fresh.lab, *(np.array(cell_middle(row, column)) * BOARD_VIEW_SIZE), TOKEN_RADIUS)
+        for (row, column), contrast in view.middles.items())
 
 
 def test_a_doubtful_token_on_an_empty_cell_is_dropped_a_real_one_kept() -> None:
@@ -368,6 +398,48 @@ def test_print_past_the_grids_end_tells_a_short_grid() -> None:
     assert max(print_past_ends(scene.image, truth)) < PRINT_PAST_END
     before, after = print_past_ends(scene.image, _lengthened(truth, 0, -2))
     assert before < PRINT_PAST_END <= after
+
+
+def test_print_past_the_ends_looks_at_the_end_columns_as_at_all() -> None:
+    """``print_past_ends`` works the pixels' hues only in the two columns past the
+    grid's ends; its counts are those of every column's hues worked (the plain form),
+    on outlines true, short and long at either end (dev 60429 normal)."""
+    import companion.vision.locate as locate
+
+    def plain(image: np.ndarray, quad: np.ndarray) -> tuple[int, int]:
+        column = locate.BOARD_GRID[2] / locate.BOARD_COLUMNS
+        width, height = locate.PAST_END_VIEW, locate.PAST_END_VIEW // 2
+        total = round(width * (1 + 2 * column))
+        target = np.float32([[0, 0], [total, 0], [total, height], [0, height]])
+        to_view = cv2.getPerspectiveTransform(locate._lengthened(quad, 1, 1), target)
+        lab = cv2.cvtColor(cv2.warpPerspective(image, to_view, (total, height)),
+                           cv2.COLOR_BGR2LAB).astype(np.float32)
+        half_w = int(width * column * locate.PRINT_WINDOW)
+        half_h = int(height * locate.BOARD_GRID[3] / locate.BOARD_ROWS * locate.PRINT_WINDOW)
+        windows = []
+        for row in range(locate.BOARD_ROWS):
+            for col in range(-1, locate.BOARD_COLUMNS + 1):
+                u, v = locate.cell_middle(row, col)
+                x, y = round((u + column) * width), round(v * height)
+                windows.append(lab[y - half_h:y + half_h + 1, x - half_w:x + half_w + 1])
+        cells = np.stack(windows).reshape(locate.BOARD_ROWS, locate.BOARD_COLUMNS + 2, -1, 3)
+        a, b = cells[..., 1] - 128.0, cells[..., 2] - 128.0
+        own = (a.mean(axis=2) + 1j * b.mean(axis=2))[:, 1:-1]
+        hues = np.angle(np.median(own.real, axis=1) + 1j * np.median(own.imag, axis=1))
+        off = np.abs(np.angle(np.exp(1j * (np.arctan2(b, a) - hues[:, None, None]))))
+        shows = ((np.hypot(a, b) >= locate.GREY_CHROMA)
+                 & (off < np.radians(locate.PRINT_HUE))).mean(axis=2) >= locate.COVERED_SHARE
+        return int(shows[:, 0].sum()), int(shows[:, -1].sum())
+
+    scene = render_scene("catbox", seed=60429, difficulty="normal")
+    truth = _true_board(scene)
+    counts = set()
+    for before, after in ((0, 0), (0, -2), (-1, 0), (-2, -1), (1, 1), (0, 2)):
+        quad = locate._lengthened(truth, before, after)
+        got = locate.print_past_ends(scene.image, quad)
+        assert got == plain(scene.image, quad), (before, after)
+        counts.add(got)
+    assert len(counts) > 2  # the outlines tried show the print past their ends differently
 
 
 def test_a_hand_over_the_far_end_does_not_pull_the_grid_short() -> None:

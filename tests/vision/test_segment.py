@@ -258,3 +258,59 @@ def test_the_tops_of_a_racks_tiles_seen_from_low_down_are_not_slivers() -> None:
             and np.asarray(p.quad)[:, 1].max() < 200]  # the rack's row along the top
     hit = sum(max(quad_iou(p.quad, q) for q in located.quads) >= 0.5 for p in rack)
     assert len(rack) >= 9 and hit >= 6, (len(rack), hit)
+
+
+def test_rox_squeeze_is_worked_once_when_no_run_is_cut() -> None:
+    """``_rox_runs_split`` hands its ``unsqueezed`` to ``_rox_kinds`` when it cut no run
+    (the same quads: the same matrices, bit for bit, and the same kinds), and none when
+    it cut one (the quads changed: ``_rox_kinds`` works them anew)."""
+    from companion.vision.segment import _rox_kinds, _rox_runs_split, unsqueezed
+
+    def square(x: float, y: float, w: float = 68.0, h: float = 68.0) -> np.ndarray:
+        return np.float32([[x, y], [x + w, y], [x + w, y + h], [x, y + h]])
+
+    cards = [square(100.0 * k + 3 * k * k, 50.0 + 7 * k) for k in range(4)]
+    cards.append(square(600.0, 300.0, 44.0, 68.0))  # a scoring card
+    kinds = ["rox_card"] * len(cards)
+    quads, _, _, unsqueezes = _rox_runs_split(cards, kinds, [0.9] * len(cards))
+    assert unsqueezes is not None and quads is cards
+    assert all(np.array_equal(a, b) for a, b in zip(
+        unsqueezes, unsqueezed(cards, list(range(len(cards)))), strict=True))
+    assert _rox_kinds(cards, kinds, unsqueezes) == _rox_kinds(cards, kinds)
+    assert _rox_kinds(cards, kinds)[-1] == "rox_scoring"
+    run = [*cards[:4], square(100.0, 300.0, 3 * 68.0 - 10.0, 68.0)]  # three cards in one blob
+    quads, _, _, unsqueezes = _rox_runs_split(run, kinds, [0.9] * len(run))
+    assert unsqueezes is None and len(quads) == len(run) + 2
+
+
+def test_rox_squeeze_of_all_cards_at_once_is_each_cards_bit_for_bit() -> None:
+    """``unsqueezed`` works every card's squeeze at once; each matrix is the one the
+    card's own steps give (its SQUEEZE_CARDS nearest cards' median M·Mᵀ, undone), bit
+    for bit, for all cards and for some (``at``)."""
+    from companion.vision.segment import SQUEEZE_CARDS, unsqueezed
+
+    rng = np.random.default_rng(11)
+    quads = []
+    for _ in range(14):  # cards squeezed along a slant, more so further up the photo
+        x, y = rng.uniform(0, 1000, 2)
+        squeeze = np.array([[1.0, 0.2], [0.0, 0.6 + y / 2500]])
+        corners = np.array([[0, 0], [68, 0], [68, 68], [0, 68]]) @ squeeze.T + (x, y)
+        quads.append((corners + rng.normal(0, 0.7, (4, 2))).astype(np.float32))
+    rows = list(range(1, 14))
+
+    def one(j: int) -> np.ndarray:
+        edges = [np.column_stack([quads[i][1] - quads[i][0], quads[i][3] - quads[i][0]])
+                 .astype(np.float64) for i in rows]
+        grams = np.array([m @ m.T / abs(float(np.linalg.det(m))) for m in edges])
+        centres = np.array([quads[i].mean(axis=0) for i in rows])
+        near = np.argsort(np.linalg.norm(centres - centres[j], axis=1))[:SQUEEZE_CARDS]
+        values, vectors = np.linalg.eigh(np.median(grams[near], axis=0))
+        return vectors @ np.diag(values ** -0.5) @ vectors.T
+
+    every = unsqueezed(quads, rows)
+    assert len(every) == len(rows)
+    assert all(np.array_equal(m, one(j)) for j, m in enumerate(every))
+    some = unsqueezed(quads, rows, at=[4, 0, 9])
+    assert all(np.array_equal(m, every[j]) for j, m in zip([4, 0, 9], some, strict=True))
+    assert not np.allclose(every[0], np.eye(2))  # the squeeze is undone, not ignored
+    assert all(np.array_equal(m, np.eye(2)) for m in unsqueezed(quads, rows[:2]))
