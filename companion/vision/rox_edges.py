@@ -326,16 +326,19 @@ def _colour_checked(model: Model, balanced: Image, out: list[tuple[dict[str, int
                     outlines: list[npt.NDArray[np.float32]], cards: Sequence[int]) -> None:
     """Each of ``cards`` still under ``EDGE_SEARCH_BELOW`` read again through the outline
     its reading was kept through, its colourless magic symbols counted sure
-    (``_colour_opinion``); kept in ``out`` when it counts the same. Only
+    (``_colour_opinion``), its pale stars read as a coloured element read magic; kept in
+    ``out`` when the model counts it the same there (the stars aside). Only
     once the outline is chosen: the fits and the search, taking the surest of many
     outlines, find ones whose patch misses a coloured symbol and shows bare card, read
     magic and colourless (counted so in them, dev 61000+40, 61300+40, 61700+40 normal
     and 61900+40 hard: 11 cards more read sure and wrong, 4 photos read whole and
     wrong)."""
     unsure = [k for k in cards if out[k][1] < EDGE_SEARCH_BELOW]
-    for k, again in zip(unsure, _edge_readings(model, balanced, [outlines[k] for k in unsure],
-                                               colour=True), strict=True):
-        if again[0] == out[k][0]:
+    as_read: list[dict[str, int]] = []
+    for k, again, counted in zip(unsure, _edge_readings(
+            model, balanced, [outlines[k] for k in unsure], colour=True, as_read=as_read),
+                                 as_read, strict=True):
+        if counted == out[k][0]:
             out[k] = again
 
 
@@ -606,10 +609,13 @@ def _edge_search_round(model: Model, balanced: Image,
 
 
 def _edge_readings(model: Model, balanced: Image, quads: list[npt.NDArray[np.float32]], *,
-                   colour: bool = False) -> list[tuple[dict[str, int], float]]:
+                   colour: bool = False, as_read: list[dict[str, int]] | None = None
+                   ) -> list[tuple[dict[str, int], float]]:
     """(counts, sureness on the common scale) of the cards at ``quads``, in one call;
-    with ``colour``, a symbol read magic that shows no colour counts sure, and one read a
-    coloured element as pale as magic is doubted (``_colour_opinion``)."""
+    with ``colour``, a symbol read magic that shows no colour counts sure, one read a
+    coloured element as pale as magic is doubted, and one read so hesitantly, magic
+    second, is a star read magic (``_colour_opinion``, ``STAR_*``). The counts as the
+    model read them, before that, are put in ``as_read`` when given."""
     if not quads:
         return []
     side = ROX_EDGE_SIDE
@@ -621,11 +627,18 @@ def _edge_readings(model: Model, balanced: Image, quads: list[npt.NDArray[np.flo
     for square, probs in zip(squares, every, strict=True):
         picks = probs.argmax(axis=1)
         counts = {label: int((picks == k).sum()) for k, label in enumerate(model.labels)}
+        if as_read is not None:
+            as_read.append(counts)
         each = np.minimum(1.0, probs.max(axis=1) / model.sure)
         if colour and (each < 1.0).any():  # a second opinion from the symbols' colour
             white, doubted = _colour_opinion(square, probs, magic, model.size[0])
             each[white & (each < 1.0)] = 1.0
             each[doubted & (each < 1.0)] = RIVAL_DOUBTED
+            stars = doubted & (probs.max(axis=1) < STAR_READ_BELOW) & (
+                probs[:, magic] >= STAR_SECOND_FROM)
+            picks = np.where(stars, magic, picks)
+            each[stars] = 1.0
+            counts = {label: int((picks == k).sum()) for k, label in enumerate(model.labels)}
         product = float(np.prod(each))
         out.append((counts, product ** (np.log(0.5) / np.log(EDGE_SURE_AT))))
     return out
@@ -690,7 +703,7 @@ def _colour_opinion(square: Image, probs: npt.NDArray[np.float64], magic: int, s
 
 
 RIVAL_PALER = 0.35
-RIVAL_SHARE = 0.97
+RIVAL_SHARE = 0.95
 RIVAL_DOUBTED = 0.5
 """A symbol read magic whose second reading (with the first, at least ``RIVAL_SHARE`` of
 its probability) is a coloured element counts sure (``_colour_opinion``) when its ink's
@@ -707,7 +720,28 @@ Offline on the located cards of dev 60200-60259, 61000-61039, 61300-61339 (norma
 60800-60839 (hard), through the outlines read: cards made sure by the white stars 5
 (0.35) or 6 (0.5), all right; symbols doubted 18 (0.35), 15 of them magic stars, two
 on cards read sure (0.93, not checked: ``_colour_checked``), one on a card counted
-wrong."""
+wrong. ``RIVAL_SHARE`` 0.95 rather than 0.97: dev 61712 normal, two cards' stars read
+magic at 0.61 and 0.70, air 0.35 and 0.27 second, 0.2-0.3 of the air rings' chroma, the
+photo read exactly with them; on the located cards of dev 61000, 61400, 61600, 61700,
+61800 (+40), 60200+60 (normal) and 60800+40 (hard), stars made sure 57 more, none of
+them a coloured symbol (0.9: 85, none either, but no photo more read exactly and a hard
+card, 61903, read unsure and wrong). Photo -> state, 61700+40 normal: exact 32 -> 33
+(61712); 61000, 61400, 61600, 61800 (+40 normal) and 61900+40 hard unchanged (32, 31,
+35, 33 of 40; 14), none newly wrong; hard element cards made sure and right 1 (61924)."""
+
+
+STAR_READ_BELOW = 0.9
+STAR_SECOND_FROM = 0.08
+"""A symbol doubted (``RIVAL_PALER``: read as a coloured element, magic second, as pale
+as magic against the card's other symbols of that element) read under
+``STAR_READ_BELOW``, magic at ``STAR_SECOND_FROM`` or more, is a white magic star and
+read magic, surely: on the located cards of dev 61000, 61400, 61600, 61700 and 61800
+(+40 each, normal) so doubted were 38 symbols, 35 stars (water, air, earth or fire read
+for them at 0.43-0.88, magic 0.09-0.43 second; 61017, 61712: cream cards or glare) and
+three coloured symbols, read 0.94-0.99, magic 0.00-0.04. Photo -> state on those five
+ranges and 61900+40 hard: exact unchanged (32, 31, 35, 32, 33 of 40; 14), no reading
+newly wrong; element cards unsure -> sure and right 7 (61017, 61608, 61712 x5), unsure
+and wrong -> unsure and right 2 (61712, hard 61919), none newly sure and wrong."""
 
 
 LIGHT_CARD = 128

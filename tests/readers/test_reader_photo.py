@@ -107,6 +107,21 @@ def test_rox_pieces_within_a_hands_outline_are_unread() -> None:
     assert any(u["what"] == "scoring card" and "hand" in u["why"] for u in read.unknown)
 
 
+def test_rox_cards_whose_magic_stars_glare_washes_out_are_read_exactly() -> None:
+    """Dev 61712 (normal): a glare spot on a row of cards makes their white magic stars
+    read air or fire, magic second, or magic only hesitantly; read magic by their colour
+    (``rox_edges.STAR_*``, ``RIVAL_SHARE``) every card is read sure and the state is the
+    scene's, no element card left unknown."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    scene = render_scene("rox", seed=61712, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert compare(scene, read).state, read.state
+    assert not [u for u in read.unknown if u["what"] == "element card"], read.unknown
+
+
 def test_nox_pieces_within_a_hands_outline_are_unread() -> None:
     """Dev 61143 (normal): a fingertip outlined as a card read 3 (unsure), a stack too
     many in a kitty; lying within the hand's outline it is left unread, saying so, and
@@ -232,10 +247,16 @@ def test_a_rox_rows_cards_unknown_for_their_edges_alone_show_its_direction(
     """Dev 61712 (normal, blurred): in one row of six only one card's edge symbols read
     sure, its centre symbol's vote (0.26) short of deciding the row's direction; the
     cards unknown for their edge symbols alone, their centres read sure, vote too, and
-    the row is given from its right end. Each row as given is the start of a true row."""
+    the row is given from its right end. Each row as given is the start of a true row.
+    (Its stars read as the colour second opinion did before ``rox_edges.STAR_*`` and
+    ``RIVAL_SHARE`` 0.95, which read the row's cards sure.)"""
     from companion.readers import rox
     from companion.readers.photo import read_photo
     from companion.readers.truth import given_names
+    from companion.vision import rox_edges
+
+    monkeypatch.setattr(rox_edges, "STAR_SECOND_FROM", 2.0)  # no star read magic
+    monkeypatch.setattr(rox_edges, "RIVAL_SHARE", 0.97)
 
     def key(row: list) -> list:
         return [(c["centre"], {e: n for e, n in c["edge"].items() if n}) for c in row]

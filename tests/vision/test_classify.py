@@ -1535,6 +1535,36 @@ def test_rox_cards_whose_magic_stars_look_pale_blue_are_counted_sure(monkeypatch
     assert checked[0] >= unchecked[0] + 3 and checked[1] < unchecked[1], (checked, unchecked)
 
 
+def test_rox_cards_whose_pale_magic_stars_are_read_as_air_are_read_magic(
+        monkeypatch) -> None:
+    """Dev 61712 (normal): in a glare spot the white magic stars of a row of cards are
+    read air or fire at 0.65-0.85, magic second, as pale as magic against the cards' air
+    rings: read magic (``rox_edges.STAR_*``), more cards are read sure and right, none
+    sure and wrong either way."""
+    from companion.vision import rox_edges as module
+
+    photos = _located_rox_cards((61712,))
+    starred = _sure_right_and_wrong(photos)
+    monkeypatch.setattr(module, "STAR_SECOND_FROM", 2.0)  # no star read magic
+    plain = _sure_right_and_wrong(photos)
+    assert starred[0] >= plain[0] + 3 and starred[1] == plain[1] == 0, (starred, plain)
+
+
+def test_rox_cards_whose_stars_are_read_magic_hesitantly_are_counted_sure(
+        monkeypatch) -> None:
+    """Dev 61712 (normal): two cards' white magic stars in a glare spot are read magic at
+    only 0.61-0.70, air 0.27-0.35 second (together under 0.97), at a fifth to a third of
+    the chroma of the cards' air rings: they count sure (``rox_edges.RIVAL_SHARE``), and
+    the two cards are read sure and right, none sure and wrong either way."""
+    from companion.vision import rox_edges as module
+
+    photos = _located_rox_cards((61712,))
+    shared = _sure_right_and_wrong(photos)
+    monkeypatch.setattr(module, "RIVAL_SHARE", 0.97)
+    strict = _sure_right_and_wrong(photos)
+    assert shared[0] >= strict[0] + 2 and shared[1] == strict[1] == 0, (shared, strict)
+
+
 def test_rox_cards_blurred_by_motion_are_read_again_sharpened(monkeypatch) -> None:
     """Dev 60058 is blurred by a 6 px streak: its cards' edge symbols, still unsure after
     the outline fit and search, read sure and right on the photo sharpened against the
