@@ -25,7 +25,7 @@ from companion.vision.reading import (
 if TYPE_CHECKING:  # locate imports this module: imported where used
     from companion.vision.locate import BoardView
 
-BOARD_VIEW = "_board_view"
+UPRIGHT_VIEWS = "_upright_views"
 """Internal ``data`` field while a photo is read: each research board's rectified view
 (``locate.BoardView``) as ``boards_upright`` made it for its fitted quad, handed on to
 the token steps (``largest_board_view``) rather than warped again. Not in the result."""
@@ -78,7 +78,7 @@ def boards_upright(balanced: Image, detections: Detections) -> Detections:
     upright = detections.with_fields(quads=quads, oriented=tuple(oriented),
                                      confidences=confidences,
                                      data={**detections.data, "grid_off": tuple(grid_off),
-                                           BOARD_VIEW: tuple(views)})
+                                           UPRIGHT_VIEWS: tuple(views)})
     if not more:
         return upright
     return Detections.concat([upright, Detections(
@@ -259,13 +259,13 @@ def largest_board(read: Detections) -> int | None:
 def largest_board_view(read: Detections, balanced: Image) -> BoardView | None:
     """The rectified view of the largest research board (``largest_board``), or None
     without a board; made once and shared by the token steps: the one ``boards_upright``
-    made (``BOARD_VIEW``) while the board's quad is still the one it was made for."""
+    made (``UPRIGHT_VIEWS``) while the board's quad is still the one it was made for."""
     from companion.vision.locate import board_view, same_board_view
 
     board = largest_board(read)
     if board is None:
         return None
-    made = read.data.get(BOARD_VIEW, (None,) * len(read))[board]
+    made = read.data.get(UPRIGHT_VIEWS, (None,) * len(read))[board]
     if made is not None and same_board_view(made, read.quads[board]):
         return made
     return board_view(balanced, read.quads[board])

@@ -26,7 +26,7 @@ import numpy.typing as npt
 from companion.games.base import InputError
 from companion.vision.align import fit_card_outline
 from companion.vision.board import (
-    BOARD_VIEW,
+    UPRIGHT_VIEWS,
     boards_upright,
     largest_board_view,
     observed_by_colour,
@@ -672,7 +672,7 @@ def _second_opinion(read: Detections, balanced: Image, models_dir: Path, *, ask:
     unsure = [i for i in read if ask and probabilities[i] is not None
               and read.kinds[i] in NUMBER_REGION and (float(probabilities[i].max()) < UNSURE
                                                       or doubted[i] is not None)]
-    data = {k: v for k, v in read.data.items() if k not in (PROBABILITIES, DOUBTED, BOARD_VIEW)}
+    data = {k: v for k, v in read.data.items() if k not in (PROBABILITIES, DOUBTED, UPRIGHT_VIEWS)}
     data["second_opinion"] = tuple(i in unsure for i in read)
     confirmed: set[int] = set()
     if unsure:

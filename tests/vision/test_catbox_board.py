@@ -160,28 +160,33 @@ def test_the_boards_view_is_warped_once_and_handed_on() -> None:
     """The token steps get the view ``boards_upright`` made for the fitted board (the
     same object: no second warp), which is the board's view bit for bit; a board quad
     moved since gets a view of its own; the view is not in the classified result."""
-    from companion.vision.board import BOARD_VIEW, boards_upright, largest_board_view
+    from companion.vision.board import UPRIGHT_VIEWS, boards_upright, largest_board_view
     from companion.vision.classify import classify
-    from companion.vision.locate import BOARD_VIEW as BOARD_VIEW_SIZE
-    from companion.vision.locate import TOKEN_RADIUS, _token_contrast, board_view, cell_middle
+    from companion.vision.locate import (
+        BOARD_VIEW,
+        TOKEN_RADIUS,
+        _token_contrast,
+        board_view,
+        cell_middle,
+    )
 
     scene = render_scene("catbox", seed=61000, difficulty="normal")
     found = read_image(scene.image, game="catbox").detections
     upright = boards_upright(scene.image, found)
     board = next(i for i in upright if upright.kinds[i] == "catbox_board")
     view = largest_board_view(upright, scene.image)
-    assert view is upright.data[BOARD_VIEW][board]
+    assert view is upright.data[UPRIGHT_VIEWS][board]
     fresh = board_view(scene.image, upright.quads[board])
     assert np.array_equal(view.lab, fresh.lab) and np.array_equal(view.to_view, fresh.to_view)
     quads = upright.quads.copy()
     quads[board] += 1.0
     moved = largest_board_view(upright.with_fields(quads=quads), scene.image)
     assert moved is not view and not np.array_equal(moved.to_view, view.to_view)
-    assert BOARD_VIEW not in classify(scene.image, found, game="catbox").data
+    assert UPRIGHT_VIEWS not in classify(scene.image, found, game="catbox").data
     # the cells' contrasts worked for the missed tokens are kept, as a fresh view works them
     assert view.middles and all(
         contrast == fresh.cell_contrast(row, column) == _token_contrast(
-            fresh.lab, *(np.array(cell_middle(row, column)) * BOARD_VIEW_SIZE), TOKEN_RADIUS)
+            fresh.lab, *(np.array(cell_middle(row, column)) * BOARD_VIEW), TOKEN_RADIUS)
         for (row, column), contrast in view.middles.items())
 
 
