@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from companion.train.data import SPECS, ModelSpec, build
+from companion.train.quantize import QUANTIZED, int8_path, quantize_named
 
 OPSET = 17
 
@@ -199,9 +200,12 @@ def train_named(name: str, **kwargs: Any) -> dict[str, Any]:
     from companion.train.card import measure, write_card
     from companion.vision.reading import load_model
 
+    int8_path(name, kwargs["out"]).unlink(missing_ok=True)  # the old model's copy
     summary = train(SPECS[name], **kwargs)
     load_model.cache_clear()
     measured = measure(name, kwargs["out"])
     write_card(summary, measured, kwargs["out"])
     summary.update({k: list(v) for k, v in measured.items()})
+    if name in QUANTIZED:
+        summary["int8"] = quantize_named(name, seed=kwargs["seed"], out=kwargs["out"])
     return summary

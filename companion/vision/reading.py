@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -115,32 +116,65 @@ class Model:
     oriented: bool
     temperature: float = 1.0
     sure: float = 1.0
+    file: str = ""  # the .onnx file loaded (``<name>.int8.onnx`` for an 8-bit copy)
 
     def logits(self, crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
         """Class scores for (N, h, w, 3) BGR crops, divided by the temperature. The
         crops are made channels-first floats in one contiguous array, divided in place
-        (the same values as the transposed copy divided, then copied chunk by chunk: a
-        quarter of the time on a Qwixx sheet's 1800 box crops, 13 -> 3.5 ms)."""
-        x = np.ascontiguousarray(crops.transpose(0, 3, 1, 2), dtype=np.float32)
-        x /= np.float32(255.0)
+        (``model_input``: the same values as the transposed copy divided, then copied
+        chunk by chunk, in a quarter of the time on a Qwixx sheet's 1800 box crops,
+        13 -> 3.5 ms)."""
+        x = model_input(crops)
         parts = [self.session.run(None, {"crop": x[start:start + LOGITS_CHUNK]})[0]
                  for start in range(0, max(len(x), 1), LOGITS_CHUNK)]
         return np.asarray(np.concatenate(parts), np.float32) / np.float32(self.temperature)
+
+
+def model_input(crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
+    """(N, h, w, 3) BGR crops as the models take them: (N, 3, h, w) floats 0-1, in one
+    contiguous array divided in place."""
+    x = np.ascontiguousarray(crops.transpose(0, 3, 1, 2), dtype=np.float32)
+    x /= np.float32(255.0)
+    return x
 
 
 def model_path(name: str, models_dir: Path = MODELS_DIR) -> Path:
     return models_dir / f"{name}.onnx"
 
 
-@lru_cache(maxsize=16)
-def load_model(name: str, models_dir: Path = MODELS_DIR) -> Model:
-    """Load ``models/<name>.onnx`` with its labels file (cached; CPU, one thread pool)."""
+_RUN_INT8 = {"copies": True}
+"""Whether ``load_model`` picks the 8-bit copies by default (only ``float_models`` sets it)."""
+
+
+@contextmanager
+def float_models() -> Iterator[None]:
+    """Within this block the reader runs the float models, not their 8-bit copies
+    (``train.quantize.reader_crops``: a copy's ranges come from the crops the float
+    reader cuts, so making it again gives the same copy). Not for use across threads."""
+    load_model.cache_clear()
+    _RUN_INT8["copies"] = False
+    try:
+        yield
+    finally:
+        _RUN_INT8["copies"] = True
+        load_model.cache_clear()
+
+
+@lru_cache(maxsize=32)
+def load_model(name: str, models_dir: Path = MODELS_DIR, *, int8: bool | None = None) -> Model:
+    """Load ``models/<name>.onnx`` with its labels file (cached; CPU, one thread pool);
+    its 8-bit copy ``<name>.int8.onnx`` instead when there is one, unless ``int8`` is
+    False or, left None, within ``float_models`` (the same network, ~2.4 times as fast a
+    crop: ``companion.train.quantize``)."""
     import onnxruntime as ort
 
     path = model_path(name, models_dir)
     meta_path = models_dir / f"{name}.labels.json"
     if not path.exists() or not meta_path.exists():
         raise InputError("model", f"no classifier for {name!r} in {models_dir}")
+    small = models_dir / f"{name}.int8.onnx"
+    if (_RUN_INT8["copies"] if int8 is None else int8) and small.exists():
+        path = small
     meta = json.loads(meta_path.read_text())
     options = ort.SessionOptions()
     options.intra_op_num_threads = ORT_THREADS
@@ -150,7 +184,7 @@ def load_model(name: str, models_dir: Path = MODELS_DIR) -> Model:
     size = (int(meta["input"]["width"]), int(meta["input"]["height"]))
     return Model(name, str(meta["kind"]), session, tuple(meta["labels"]), size,
                  bool(meta["oriented"]), float(meta.get("temperature", 1.0)),
-                 float(meta.get("sure", 1.0)))
+                 float(meta.get("sure", 1.0)), path.name)
 
 
 def available_model(kind: str, models_dir: Path = MODELS_DIR) -> bool:

@@ -1494,8 +1494,9 @@ def test_a_rox_card_unsure_is_read_through_its_sure_neighbours_outline(monkeypat
     stepped = _sure_right_and_wrong(photos)
     monkeypatch.setattr(module, "stepped_outlines", lambda *_, **__: [])
     unstepped = _sure_right_and_wrong(photos)
-    # here 48 and 45 (46 since outlines are fitted as the slanted photo shows a square)
-    assert stepped[0] >= unstepped[0] + 2 and stepped[1] == unstepped[1] == 0, (
+    # here 48 and 45 (46 since outlines are fitted as the slanted photo shows a square;
+    # 48 and 0 against 46 and 1 since the 8-bit rox_edge copy reads the symbols)
+    assert stepped[0] >= unstepped[0] + 2 and stepped[1] == 0 <= unstepped[1], (
         stepped, unstepped)
 
 
@@ -1524,13 +1525,17 @@ def test_rox_cards_whose_magic_stars_look_pale_blue_are_counted_sure(monkeypatch
     water drops are three to five times as coloured: a star read magic, water second,
     that pale counts sure (``rox_edges.RIVAL_PALER``), and three cards more are read
     sure and right; water read for a star that pale is doubted, and one card fewer is
-    read sure and wrong."""
+    read sure and wrong. Read with the float rox_edge model, whose hesitations these
+    photos show (the 8-bit copy the reader runs hesitates less here: 19 and 0 checked,
+    16 and 0 not)."""
     from companion.vision import rox_edges as module
+    from companion.vision.reading import float_models
 
-    photos = _located_rox_cards((61017,))
-    checked = _sure_right_and_wrong(photos)
-    monkeypatch.setattr(module, "RIVAL_PALER", 0.0)
-    unchecked = _sure_right_and_wrong(photos)
+    with float_models():
+        photos = _located_rox_cards((61017,))
+        checked = _sure_right_and_wrong(photos)
+        monkeypatch.setattr(module, "RIVAL_PALER", 0.0)
+        unchecked = _sure_right_and_wrong(photos)
     # here 17 and 1 checked, 14 and 2 not
     assert checked[0] >= unchecked[0] + 3 and checked[1] < unchecked[1], (checked, unchecked)
 
@@ -1555,13 +1560,17 @@ def test_rox_cards_whose_stars_are_read_magic_hesitantly_are_counted_sure(
     """Dev 61712 (normal): two cards' white magic stars in a glare spot are read magic at
     only 0.61-0.70, air 0.27-0.35 second (together under 0.97), at a fifth to a third of
     the chroma of the cards' air rings: they count sure (``rox_edges.RIVAL_SHARE``), and
-    the two cards are read sure and right, none sure and wrong either way."""
+    the two cards are read sure and right, none sure and wrong either way. Read with
+    the float rox_edge model, whose hesitations these photos show (the 8-bit copy the
+    reader runs reads these stars surer: 17 either way)."""
     from companion.vision import rox_edges as module
+    from companion.vision.reading import float_models
 
-    photos = _located_rox_cards((61712,))
-    shared = _sure_right_and_wrong(photos)
-    monkeypatch.setattr(module, "RIVAL_SHARE", 0.97)
-    strict = _sure_right_and_wrong(photos)
+    with float_models():
+        photos = _located_rox_cards((61712,))
+        shared = _sure_right_and_wrong(photos)
+        monkeypatch.setattr(module, "RIVAL_SHARE", 0.97)
+        strict = _sure_right_and_wrong(photos)
     assert shared[0] >= strict[0] + 2 and shared[1] == strict[1] == 0, (shared, strict)
 
 
