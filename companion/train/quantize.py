@@ -26,7 +26,9 @@ whole, verdict right) on every scene but one, 61017, now exact; CPU median 61900
 32 -> 14 ms a photo): its copy made one dev normal scene whole and exact (61217) but two
 hard scenes read sure and wrong (61922: a b2 read b3 at 0.81; 61736: a b7 made sure over
 a grid already misread), on 6 normal and 2 hard ranges; the Qwixx box model (~450
-crops): two dev normal sheets of 40 lost their exact reading (boxes near the bar)."""
+crops), calibrated the same way: on 61000/61400/61600+40 normal and 61900+40 hard one
+sheet newly whole (61618), two scenes no longer exact (61035, 61904) and one more verdict
+wrong (61921)."""
 
 CALIBRATION_SCENES = 8
 """Rendered scenes of each difficulty (normal, hard; training seeds) read by the whole
