@@ -1482,6 +1482,49 @@ def test_fairly_sure_qwixx_cards_are_checked_at_card_size_on_the_sheet(
                                                          plain_wrong)
 
 
+def test_qwixx_cards_outlined_small_are_checked_through_card_sized_outlines(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A played card outlined on its white panel, or on its part away from a touching
+    card, reads its number as another surely (dev 61603: a g7 read g11 at 0.92, the
+    reading whole and wrong; 61103, 61243: an r10 and an r11 read r12); read again
+    through card-sized outlines round it, lying as its neighbours do, each comes out
+    right or unsure for a played card (``qwixx.PLAYED_SURE``)."""
+    from companion.calibration.markers import detect_markers
+    from companion.readers.qwixx import PLAYED_SURE
+    from companion.synth import render_scene
+    from companion.vision import cards as module
+    from companion.vision.cards import same_face
+    from companion.vision.pipeline import read_image
+
+    scenes = [render_scene("qwixx", seed=seed, difficulty="normal")
+              for seed in (61603, 61103, 61243)]
+
+    def tally() -> tuple[int, int]:
+        right = wrong = 0
+        for scene in scenes:
+            found = read_image(scene.image, game="qwixx", ocr="off",
+                               markers=tuple(detect_markers(scene.image))).detections
+            for piece in scene.pieces:
+                if piece.kind != "qwixx_card" or piece.label.startswith("back"):
+                    continue
+                near = [(quad_iou(found.quads[i], piece.quad), i) for i in found
+                        if found.kinds[i] == "qwixx_card"]
+                overlap, i = max(near, default=(0.0, -1))
+                if overlap < 0.3 or float(found.confidences[i]) < PLAYED_SURE:
+                    continue
+                ok = same_face(str(found.labels[i]), piece.label)
+                right, wrong = right + ok, wrong + (not ok)
+        return right, wrong
+
+    checked, checked_wrong = tally()
+    monkeypatch.setattr(module, "CARD_CHECK_SMALL", 0.0)
+    plain, plain_wrong = tally()
+    # here 4 played cards read sure and right, none wrong, checked; 2 and 3 not
+    assert plain_wrong >= 3, (plain, plain_wrong)  # the scenes still show the fault
+    assert checked_wrong == 0 and checked >= plain + 1, (checked, checked_wrong, plain,
+                                                         plain_wrong)
+
+
 def test_a_rox_card_unsure_is_read_through_its_sure_neighbours_outline(monkeypatch) -> None:
     """A located outline swollen by a hand's shadow (61828) or cut short at a faint seam
     (61810, 61901) is read through a sure neighbour's outline stepped one card over,
