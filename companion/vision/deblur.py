@@ -12,6 +12,8 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from companion.vision.detections import side_lengths
+
 Image = npt.NDArray[np.uint8]
 
 STREAK_REACH = (2.5, 11.0)
@@ -112,3 +114,21 @@ def without_motion_blur(image: Image, streak: Streak, *, noise: float = WIENER_N
         flags=cv2.DFT_SCALE | cv2.DFT_REAL_OUTPUT) for channel in cv2.split(padded)])
     return np.clip(sharp[pad:pad + image.shape[0], pad:pad + image.shape[1]], 0, 255
                    ).astype(np.uint8)
+
+
+def sharpened_about(balanced: Image, quads: npt.NDArray[np.float32]) -> Image | None:
+    """``balanced`` with the surroundings of the pieces at ``quads`` (their bounding box and
+    a piece's side round it) sharpened against the motion blur measured there; None when
+    no streak is measured there (``STREAK_DEPTH_FROM``), a photo not worth reading
+    twice."""
+    side = float(np.median([side_lengths(q).mean() for q in quads]))
+    height, width = balanced.shape[:2]
+    x0, y0 = np.maximum(quads.reshape(-1, 2).min(axis=0) - side, 0).astype(int)
+    x1, y1 = np.minimum(quads.reshape(-1, 2).max(axis=0) + side, (width, height)).astype(int)
+    region = balanced[y0:y1, x0:x1]
+    streak = motion_streak(region)
+    if streak.depth < STREAK_DEPTH_FROM:
+        return None
+    sharp = balanced.copy()
+    sharp[y0:y1, x0:x1] = without_motion_blur(region, streak)
+    return sharp

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.vision.align import fit_card_outline, piece_aspect
-from companion.vision.deblur import STREAK_DEPTH_FROM, motion_streak, without_motion_blur
+from companion.vision.deblur import sharpened_about
 from companion.vision.detections import (
     MIN_CONFIDENCE,
     Detections,
@@ -250,7 +250,7 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
     ``EDGE_NUDGED_SURE``. (Reading each card at its four quarter turns and averaging was
     tried: on 590 located cards it gained one exact card and cost 30 ms a photo.)
     Cards still under ``EDGE_SEARCH_BELOW`` are then read all so again on the photo
-    sharpened against the motion blur measured round the cards (``_sharpened_about``),
+    sharpened against the motion blur measured round the cards (``deblur.sharpened_about``),
     when a streak is measured there, and the surer reading kept; the sure cards keep
     their reading and outline there, as neighbours to step over from. (Reading them
     again, and searching those the sharpening left unsure, was about half the sharpened
@@ -262,7 +262,7 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
         return []
     out, outlines = _read_edges(model, balanced, quads)
     still = [k for k, (_, sure) in enumerate(out) if sure < EDGE_SEARCH_BELOW]
-    sharp = _sharpened_about(balanced, quads) if still else None
+    sharp = sharpened_about(balanced, quads) if still else None
     if sharp is not None:
         again, _ = _read_edges(model, sharp, quads, known={
             k: (out[k], outlines[k]) for k in range(len(quads)) if k not in still})
@@ -393,24 +393,6 @@ def _photo_aspects(quads: npt.NDArray[np.float32], cards: Sequence[int]) -> dict
                         float(np.linalg.norm(squeeze @ np.array([-along[1], along[0]])))))
         out[k] = square * sides[1] / max(sides[0], 1e-9)
     return out
-
-
-def _sharpened_about(balanced: Image, quads: npt.NDArray[np.float32]) -> Image | None:
-    """``balanced`` with the cards' surroundings (their bounding box and a card's side
-    round it) sharpened against the motion blur measured there (``deblur``); None when
-    no streak is measured there (``STREAK_DEPTH_FROM``), a photo not worth reading
-    twice."""
-    side = float(np.median([side_lengths(q).mean() for q in quads]))
-    height, width = balanced.shape[:2]
-    x0, y0 = np.maximum(quads.reshape(-1, 2).min(axis=0) - side, 0).astype(int)
-    x1, y1 = np.minimum(quads.reshape(-1, 2).max(axis=0) + side, (width, height)).astype(int)
-    region = balanced[y0:y1, x0:x1]
-    streak = motion_streak(region)
-    if streak.depth < STREAK_DEPTH_FROM:
-        return None
-    sharp = balanced.copy()
-    sharp[y0:y1, x0:x1] = without_motion_blur(region, streak)
-    return sharp
 
 
 def _read_stepped(model: Model, balanced: Image, out: list[tuple[dict[str, int], float]],

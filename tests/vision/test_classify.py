@@ -327,10 +327,11 @@ def test_a_rox_card_still_unsure_after_the_search_is_searched_again(monkeypatch)
     which reach these cards too, or the photos sharpened)."""
     import math
 
+    from companion.vision import deblur
     from companion.vision import rox_edges as module
 
     monkeypatch.setattr(module, "stepped_outlines", lambda *_, **__: [])  # the search alone
-    monkeypatch.setattr(module, "STREAK_DEPTH_FROM", math.inf)  # on the photo as taken
+    monkeypatch.setattr(deblur, "STREAK_DEPTH_FROM", math.inf)  # on the photo as taken
     photos = _located_rox_cards((61303, 61314))
 
     twice = _sure_right_and_wrong(photos)
@@ -1571,11 +1572,11 @@ def test_rox_cards_blurred_by_motion_are_read_again_sharpened(monkeypatch) -> No
     streak measured there (``deblur``); none reads sure and wrong either way."""
     import math
 
-    from companion.vision import rox_edges as module
+    from companion.vision import deblur
 
     photos = _located_rox_cards((60058,))
     sharpened = _sure_right_and_wrong(photos)
-    monkeypatch.setattr(module, "STREAK_DEPTH_FROM", math.inf)  # no second read
+    monkeypatch.setattr(deblur, "STREAK_DEPTH_FROM", math.inf)  # no second read
     plain = _sure_right_and_wrong(photos)
     # here 15 of 15 sharpened, 10 not
     assert sharpened[0] >= plain[0] + 3 and sharpened[1] == plain[1] == 0, (sharpened, plain)
