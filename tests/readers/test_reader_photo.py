@@ -450,3 +450,25 @@ def test_photo_bench_reports_the_time_tail(monkeypatch: pytest.MonkeyPatch) -> N
         median = float(row[section.headers.index("photo → verdict ms (median)")])
         tail, slowest = (float(v) for v in row[-1].split(" / "))
         assert 0 < median <= tail <= slowest
+
+
+def test_a_rox_scoring_card_blurred_by_motion_is_read_sharpened() -> None:
+    """Dev 61022 and 61407 (normal): a scoring card smeared by a phone's shake read an
+    unsure 6 (0.74) and 1 (0.78); on the photo sharpened against the streak its outline
+    and the nudged ones read it surely, and both photos read whole and exactly. Dev
+    61613: a 6 read 5 at 0.57, read 5 sharpened through its outline alone, stays
+    unknown."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    for seed in (61022, 61407):
+        scene = render_scene("rox", seed=seed, difficulty="normal")
+        players, caller = given_names(scene)
+        read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+        assert compare(scene, read).state
+        assert not read.unread
+    scene = render_scene("rox", seed=61613, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert any(u["what"] == "scoring card" for u in read.unknown)
+    assert 5 not in read.state["scoring_cards"]
