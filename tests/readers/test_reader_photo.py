@@ -472,3 +472,26 @@ def test_a_rox_scoring_card_blurred_by_motion_is_read_sharpened() -> None:
     read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
     assert any(u["what"] == "scoring card" for u in read.unknown)
     assert 5 not in read.state["scoring_cards"]
+
+
+def test_rox_cards_are_read_sharpened_against_the_streak_that_reads_them_surest() -> None:
+    """Dev 61819 (normal), blurred 8 px at a slant: the cepstrum's deepest dip lies 4 px
+    out along the rows of pixels; sharpened against it 13 element cards stayed unknown
+    (two of them counted wrong). Sharpened against the streak the unsure cards read
+    surest on (``rox_edges.STREAK_CHOICES``), 4 stay unknown, and no card is counted
+    wrong."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    scene = render_scene("rox", seed=61819, difficulty="normal")
+    players, caller = given_names(scene)
+    photo = read_photo(scene.image, game="rox", players=players, caller=caller)
+    unknown = [u for u in photo.reading.unknown if u["what"] == "element card"]
+    assert len(unknown) <= 5, unknown
+    truth = {tuple(sorted((k, v) for k, v in p.edge.items() if v)) for p in scene.pieces
+             if p.kind == "rox_card"}
+    found = photo.pieces.detections
+    edges = found.data["edge"]
+    for i in found:
+        if found.kinds[i] == "rox_card" and found.confidences[i] >= 0.5:
+            assert tuple(sorted((k, v) for k, v in edges[i].items() if v)) in truth
