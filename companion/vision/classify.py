@@ -55,7 +55,7 @@ from companion.vision.cards import (
     without_printed_boxes,
 )
 from companion.vision.colour import apply_gains, white_gains
-from companion.vision.deblur import sharpened_about
+from companion.vision.deblur import sharpened_choices
 from companion.vision.detections import (
     JOINED,
     MIN_CONFIDENCE,
@@ -86,6 +86,7 @@ from companion.vision.reading import (
     with_readings,
 )
 from companion.vision.rox_edges import (
+    STREAK_CHOICES,
     centre_certainty,
     counted_certainty,
     element_cards_by_edges,
@@ -353,7 +354,7 @@ def _doubted_unless_nudges_agree(model: Model, balanced: Image, kind: str,
 SHARPENED_KINDS = ("rox_scoring",)
 """A piece of these kinds that would stay unsure (under ``UNSURE``, or doubted:
 ``DOUBTED``) once read is read again on the photo sharpened against the motion blur
-measured round those pieces (``deblur.sharpened_about``), through its outline and
+measured round those pieces (``deblur.sharpened_choices``), through its outline and
 ``AGREE_NUDGES`` about it (``_sharpened_readings``). Rox scoring cards lie far from the
 camera, and a phone's shake smears their printed number of a few pixels into a blob
 the model reads unsure, as it does the element cards' edge symbols (``rox_edges``):
@@ -364,15 +365,20 @@ the mean sharpened reading of the label read: right 0.86, 0.93 (normal 61022, 61
 and 0.95 (hard 61906), so made sure; 0.78 (hard 61916) and under kept unsure; read
 wrong, 0.70 (hard 61922, a 8 read 4) and under. Photo -> state: exact 32 -> 33 (61022)
 and 31 -> 32 (61407) of 40; 61600, 61800, 61200, 60600 and hard 61900, 61500
-unchanged; no reading newly wrong."""
+unchanged; no reading newly wrong. Each of the ``rox_edges.STREAK_CHOICES`` deepest
+streaks measured round the scoring cards is tried, the deepest first (dev 61819
+normal: an 8 read 0.76; sharpened against the deepest dip, 4 px along the rows of
+pixels and no streak, 0.64; against the 8 px slanting streak, 0.91); so tried, the
+wrong readings above reached 0.70 at most (61922: 0.66 on the second)."""
 
 
 def _sharpened_readings(read: Detections, balanced: Image, models_dir: Path) -> Detections:
     """``read`` with each piece of ``SHARPENED_KINDS`` that would stay unsure read again
-    sharpened (``deblur.sharpened_about``) through its outline and ``AGREE_NUDGES`` about
-    it: when the mean of those seven readings gives the label it was read as
-    ``UNSURE`` or more, it takes that mean, the way up most of them read it (and is no
-    longer doubted, nor asked of Tesseract). The same label read both blurred and
+    sharpened (``deblur.sharpened_choices``) through its outline and ``AGREE_NUDGES`` about
+    it: when, on one of the sharpened photos (the deepest streak's first), the mean of
+    those seven readings gives the label it was read as ``UNSURE`` or more, it takes
+    that mean, the way up most of them read it (and is no longer doubted, nor asked of
+    Tesseract). The same label read both blurred and
     sharpened, through outlines a little off, is not sure by chance; a label the
     sharpened photo alone reads is not taken (dev 61613 normal: a 6 read 5 at 0.57, 5
     at 0.93 sharpened through its outline but 0.45-0.88 or 6 through the nudged ones)."""
@@ -380,22 +386,22 @@ def _sharpened_readings(read: Detections, balanced: Image, models_dir: Path) -> 
     pieces = [i for i in read if read.kinds[i] in SHARPENED_KINDS and read.labels[i] is not None
               and available_model(read.kinds[i], models_dir)
               and (float(read.confidences[i]) < UNSURE or doubted[i] is not None)]
-    sharp = sharpened_about(balanced, read.quads[pieces]) if pieces else None
-    if sharp is None:
-        return read
+    choices = sharpened_choices(balanced, read.quads[pieces], STREAK_CHOICES) if pieces else []
     kept = list(doubted)
-    for kind in sorted({read.kinds[i] for i in pieces}):
+    for kind in sorted({read.kinds[i] for i in pieces} if choices else ()):
         model = load_model(kind, models_dir)
         mine = [i for i in pieces if read.kinds[i] == kind]
         outlines = [[read.quads[i], *(nudged(read.quads[i], *nudge) for nudge in AGREE_NUDGES)]
                     for i in mine]
-        readings = iter(read_quads(model, sharp, [q for qs in outlines for q in qs]))
         changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
-        for i, quads in zip(mine, outlines, strict=True):
-            again = [next(readings) for _ in quads]
-            mean = np.mean([r.probs for r in again], axis=0)
-            label = model.labels.index(str(read.labels[i]))
-            if int(mean.argmax()) == label and float(mean[label]) >= UNSURE:
+        for sharp in choices:
+            readings = iter(read_quads(model, sharp, [q for qs in outlines for q in qs]))
+            for i, quads in zip(mine, outlines, strict=True):
+                again = [next(readings) for _ in quads]
+                mean = np.mean([r.probs for r in again], axis=0)
+                label = model.labels.index(str(read.labels[i]))
+                if i in changes or int(mean.argmax()) != label or float(mean[label]) < UNSURE:
+                    continue
                 turned = 2 * sum(r.turned for r in again) > len(again)
                 changes[i] = (rotate_quad(read.quads[i], 2) if turned else read.quads[i], mean)
                 kept[i] = None

@@ -137,20 +137,12 @@ def without_motion_blur(image: Image, streak: Streak, *, noise: float = WIENER_N
                    ).astype(np.uint8)
 
 
-def sharpened_about(balanced: Image, quads: npt.NDArray[np.float32]) -> Image | None:
-    """``balanced`` with the surroundings of the pieces at ``quads`` (their bounding box and
-    a piece's side round it) sharpened against the motion blur measured there; None when
-    no streak is measured there (``STREAK_DEPTH_FROM``), a photo not worth reading
-    twice."""
-    sharp = sharpened_choices(balanced, quads, 1)
-    return sharp[0] if sharp else None
-
-
 def sharpened_choices(balanced: Image, quads: npt.NDArray[np.float32], count: int
                       ) -> list[Image]:
-    """``sharpened_about`` against each of the ``count`` deepest streaks measured round the
-    pieces at ``quads`` (``motion_streaks``) deep enough to be taken (``STREAK_DEPTH_FROM``),
-    deepest first."""
+    """``balanced`` with the surroundings of the pieces at ``quads`` (their bounding box and
+    a piece's side round it) sharpened against each of the ``count`` deepest streaks
+    measured there (``motion_streaks``) deep enough to be taken (``STREAK_DEPTH_FROM``;
+    none: a photo not worth reading twice), deepest first."""
     side = float(np.median([side_lengths(q).mean() for q in quads]))
     height, width = balanced.shape[:2]
     x0, y0 = np.maximum(quads.reshape(-1, 2).min(axis=0) - side, 0).astype(int)

@@ -250,8 +250,9 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
     ``EDGE_NUDGED_SURE``. (Reading each card at its four quarter turns and averaging was
     tried: on 590 located cards it gained one exact card and cost 30 ms a photo.)
     Cards still under ``EDGE_SEARCH_BELOW`` are then read all so again on the photo
-    sharpened against the motion blur measured round the cards (``deblur.sharpened_about``),
-    when a streak is measured there, and the surer reading kept; the sure cards keep
+    sharpened against the motion blur measured round the cards (``deblur.sharpened_choices``,
+    ``STREAK_CHOICES``), when a streak is measured there, and the surer reading kept;
+    the sure cards keep
     their reading and outline there, as neighbours to step over from. (Reading them
     again, and searching those the sharpening left unsure, was about half the sharpened
     reading's time for nothing: dev 61600-61659 hard, outlines read a photo, median

@@ -479,7 +479,8 @@ def test_rox_cards_are_read_sharpened_against_the_streak_that_reads_them_surest(
     out along the rows of pixels; sharpened against it 13 element cards stayed unknown
     (two of them counted wrong). Sharpened against the streak the unsure cards read
     surest on (``rox_edges.STREAK_CHOICES``), 4 stay unknown, and no card is counted
-    wrong."""
+    wrong. Its scoring card 8, read 0.76 and 0.64 sharpened against the deepest dip, is
+    read sure sharpened against the second (``classify.SHARPENED_KINDS``)."""
     from companion.readers.photo import read_photo
     from companion.readers.truth import given_names
 
@@ -488,6 +489,8 @@ def test_rox_cards_are_read_sharpened_against_the_streak_that_reads_them_surest(
     photo = read_photo(scene.image, game="rox", players=players, caller=caller)
     unknown = [u for u in photo.reading.unknown if u["what"] == "element card"]
     assert len(unknown) <= 5, unknown
+    assert sorted(photo.reading.state["scoring_cards"]) == [4, 8, 9]
+    assert not any(u["what"] == "scoring card" for u in photo.reading.unknown)
     truth = {tuple(sorted((k, v) for k, v in p.edge.items() if v)) for p in scene.pieces
              if p.kind == "rox_card"}
     found = photo.pieces.detections

@@ -1524,16 +1524,18 @@ def test_rox_cards_whose_magic_stars_look_pale_blue_are_counted_sure(monkeypatch
     blue, and the model hesitates between magic and water (0.78-0.93), but the cards'
     water drops are three to five times as coloured: a star read magic, water second,
     that pale counts sure (``rox_edges.RIVAL_PALER``), and three cards more are read
-    sure and right; water read for a star that pale is doubted, and one card fewer is
-    read sure and wrong."""
+    sure and right; water read for a star that pale is doubted, and no card more is
+    read sure and wrong (one fewer before the photo was sharpened against the streak the
+    cards read surest on, ``rox_edges.STREAK_CHOICES``, which leaves that card unsure
+    without it too)."""
     from companion.vision import rox_edges as module
 
     photos = _located_rox_cards((61017,))
     checked = _sure_right_and_wrong(photos)
     monkeypatch.setattr(module, "RIVAL_PALER", 0.0)
     unchecked = _sure_right_and_wrong(photos)
-    # here 17 and 1 checked, 14 and 2 not
-    assert checked[0] >= unchecked[0] + 3 and checked[1] < unchecked[1], (checked, unchecked)
+    # here 18 and 1 checked, 15 and 1 not (17 and 1, 14 and 2 sharpened against one streak)
+    assert checked[0] >= unchecked[0] + 3 and checked[1] <= unchecked[1], (checked, unchecked)
 
 
 def test_rox_cards_whose_pale_magic_stars_are_read_as_air_are_read_magic(
