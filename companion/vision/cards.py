@@ -176,6 +176,32 @@ large; one right g5 at 1.04 was read again as g3, and an outline 12.9 cards larg
 measured in another sheet's plane."""
 
 
+CARD_CHECK_SMALL = 0.85
+"""A card checked so (``CARD_CHECK_BELOW``) whose outline covers less than this share of
+a card in the sheet's plane is read again through card-sized outlines round it
+(``_card_sized_round``), the card's long side lying as its nearest card's
+(``_turned_to_neighbours``): the locator outlines a played card's white panel alone, or
+its part away from a touching card, and the number on the panel reads as another
+(dev 61603: a g7 outlined on its panel, 0.71 cards, read g11 at 0.92, the reading
+whole and wrong; 61103 and 61243: an r10 and an r11 read r12 at 0.94 and 0.92,
+0.78 and 0.76 cards). Face-up cards on dev 61000-61399 normal: right ones measure
+down to 0.49 (most of those read 0.98 or surer and are not checked), the three read
+wrong at 0.9 or surer 0.69-0.78. Round an outline about square the card's way is its
+neighbours' (read the other way round, a y8 outlined 0.75 cards read y10 at 0.999,
+dev 61079)."""
+CARD_CHECK_APART = 0.3
+"""Nor is it when a card-sized outline round it, fitted, covers another card's outline at
+this IoU or more: it is part of that card (dev 61706: a y9's yellow end outlined apart,
+0.34 cards, read y11 at 0.86; outlines round it cover the y9's at 0.54 and 0.57, and
+the reader lists it as a card's part, ``readers.qwixx.SMALL_CARD``). Round the other
+small outlines looked at (dev 61079, 61081, 61103, 61222, 61231, 61243, 61289, 61322,
+61361, 61366, 61603, normal; cards apart or touching): at most 0.03."""
+CARD_SIZED = (0.85, 1.2)
+"""A neighbour outlined at this many cards' area (in the sheet's plane) shows which way
+the cards lie (``_turned_to_neighbours``): most face-up cards on dev 61000-61399 normal
+measure 0.8-1.2 cards."""
+
+
 def cards_checked_on_sheets(read: Detections, balanced: Image, markers: Sequence[Any],
                              models_dir: Path) -> Detections:
     """Face-up Qwixx cards read less than very surely (``CARD_CHECK_BELOW``) read again
@@ -184,7 +210,8 @@ def cards_checked_on_sheets(read: Detections, balanced: Image, markers: Sequence
     reading and the way up most of those readings saw it. A card read unsure (``UNSURE``)
     takes it only when every fitted outline names that face (dev 61314: a dark g6
     outlined too long read g5 at 0.23, its corner outlines all g6 at 0.60-0.85; 61001: a
-    b6 read b5 at 0.46, its corners b5 or b8, left unsure)."""
+    b6 read b5 at 0.46, its corners b5 or b8, left unsure). A card outlined smaller than a
+    card (``CARD_CHECK_SMALL``) is read so through card-sized outlines round it."""
     kinds, quads, labels = read.kinds, read.quads, read.labels
     probabilities = read.data.get(PROBABILITIES, (None,) * len(read))
     check = [i for i in read if kinds[i] == "qwixx_card"
@@ -199,14 +226,21 @@ def cards_checked_on_sheets(read: Detections, balanced: Image, markers: Sequence
     smooth = np.asarray(cv2.GaussianBlur(balanced, (3, 3), 0), np.uint8)
     tries: list[tuple[int, list[npt.NDArray[np.float32]]]] = []
     for i in check:
-        cards, corners = _card_sized_corners(quads[i], nearest_plane(planes, quads[i]),
-                                             "qwixx_card")
-        if not CARD_CHECK_AREA[0] <= cards <= CARD_CHECK_AREA[1]:
+        plane = nearest_plane(planes, quads[i])
+        cards, corners = _card_sized_corners(quads[i], plane, "qwixx_card")
+        if cards < CARD_CHECK_SMALL:
+            corners = _card_sized_round(quads[i], plane, "qwixx_card",
+                                        turned=_turned_to_neighbours(read, i, plane))
+        elif not CARD_CHECK_AREA[0] <= cards <= CARD_CHECK_AREA[1]:
             continue
         outlines: list[npt.NDArray[np.float32]] = []
         for corner in corners:
             outlines += fit_card_outline(smooth, portrait_first(corner, model.size),
                                          aspect=PIECE_ASPECT["qwixx_card"])[:1]
+        if cards < CARD_CHECK_SMALL and max(
+                (quad_iou(o, quads[k]) for o in outlines for k in read
+                 if k != i and kinds[k] == "qwixx_card"), default=0.0) >= CARD_CHECK_APART:
+            continue  # part of a card another outline holds (readers.qwixx.SMALL_CARD)
         tries.append((i, [portrait_first(o, model.size) for o in outlines]))
     readings = iter(read_quads(model, balanced, [o for _, os in tries for o in os]))
     changes: dict[int, tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]] = {}
@@ -506,6 +540,62 @@ def _card_sized_corners(quad: npt.NDArray[np.float32], to_image: npt.NDArray[np.
                                         to_image)[0].astype(np.float32)
                for p in (q[0], q[1] - a, q[2] - a - b, q[3] - b)]
     return width * height / (card_long * card_short), corners
+
+
+def _table_axes(quad: npt.NDArray[np.float32], to_image: npt.NDArray[np.float64]
+                ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """``quad``'s two side directions on the table (millimetres, ``to_image`` maps them
+    to the photo): the mean of its top and bottom sides, and of its left and right."""
+    q = cv2.perspectiveTransform(quad.reshape(1, 4, 2).astype(np.float64),
+                                 np.linalg.inv(to_image))[0]
+    return (q[1] - q[0] + q[2] - q[3]) / 2, (q[3] - q[0] + q[2] - q[1]) / 2
+
+
+def _turned_to_neighbours(read: Detections, i: int, to_image: npt.NDArray[np.float64]
+                          ) -> bool:
+    """Whether Qwixx card ``i``'s long side runs across its outline's longer one: when the
+    long side of the nearest card outlined at a card's size (``CARD_SIZED``) does. A
+    printed panel outlined alone is about square and says nothing of the card's way."""
+    along, down = _table_axes(read.quads[i], to_image)
+    long_i = along if np.linalg.norm(along) >= np.linalg.norm(down) else down
+    card = float(np.prod(PIECE_MM["qwixx_card"]))
+    best, best_d = None, np.inf
+    for k in read:
+        if k == i or read.kinds[k] != "qwixx_card":
+            continue
+        a, d = _table_axes(read.quads[k], to_image)
+        size = float(np.linalg.norm(a) * np.linalg.norm(d)) / card
+        if not CARD_SIZED[0] <= size <= CARD_SIZED[1]:
+            continue
+        dist = float(np.linalg.norm(read.quads[k].mean(axis=0) - read.quads[i].mean(axis=0)))
+        if dist < best_d:
+            best, best_d = (a if np.linalg.norm(a) >= np.linalg.norm(d) else d), dist
+    if best is None:
+        return False
+    cos = abs(float(long_i @ best)) / max(float(np.linalg.norm(long_i) * np.linalg.norm(best)),
+                                          1e-9)
+    return cos < ACROSS_COS
+
+
+def _card_sized_round(quad: npt.NDArray[np.float32], to_image: npt.NDArray[np.float64],
+                      kind: str, *, turned: bool = False) -> list[npt.NDArray[np.float32]]:
+    """Card-sized outlines (image pixels, unfitted) round ``quad``, an outline smaller
+    than a card of ``kind`` on the table (``to_image`` maps its millimetres to the
+    photo), along its own sides: one about its middle and one from each of its corners,
+    the card's long side along the outline's longer one (across it when ``turned``). An
+    outline smaller than a card lies within it: on its printed panel, or on one end."""
+    card_long, card_short = max(PIECE_MM[kind]), min(PIECE_MM[kind])
+    q = cv2.perspectiveTransform(quad.reshape(1, 4, 2).astype(np.float64),
+                                 np.linalg.inv(to_image))[0]  # millimetres on the table
+    along, down = _table_axes(quad, to_image)
+    width, height = float(np.linalg.norm(along)), float(np.linalg.norm(down))
+    wide = (width >= height) != turned
+    a = along / max(width, 1e-9) * (card_long if wide else card_short)
+    b = down / max(height, 1e-9) * (card_short if wide else card_long)
+    middle = q.mean(axis=0) - (a + b) / 2
+    return [cv2.perspectiveTransform(np.array([[p, p + a, p + a + b, p + b]]),
+                                     to_image)[0].astype(np.float32)
+            for p in (middle, q[0], q[1] - a, q[2] - a - b, q[3] - b)]
 
 
 def _board_plane(detections: Detections) -> npt.NDArray[np.float64] | None:

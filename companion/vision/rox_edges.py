@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.vision.align import fit_card_outline, piece_aspect
-from companion.vision.deblur import STREAK_DEPTH_FROM, motion_streak, without_motion_blur
+from companion.vision.deblur import sharpened_choices
 from companion.vision.detections import (
     MIN_CONFIDENCE,
     Detections,
@@ -250,9 +250,10 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
     ``EDGE_NUDGED_SURE``. (Reading each card at its four quarter turns and averaging was
     tried: on 590 located cards it gained one exact card and cost 30 ms a photo.)
     Cards still under ``EDGE_SEARCH_BELOW`` are then read all so again on the photo
-    sharpened against the motion blur measured round the cards (``_sharpened_about``),
-    when a streak is measured there, and the surer reading kept; the sure cards keep
-    their reading and outline there, as neighbours to step over from. (Reading them
+    sharpened against the motion blur measured round the cards (``deblur.sharpened_choices``,
+    ``STREAK_CHOICES``), when a streak is measured there, and the surer reading kept;
+    the sure cards keep their reading and outline there, as neighbours to step over
+    from. (Reading them
     again, and searching those the sharpening left unsure, was about half the sharpened
     reading's time for nothing: dev 61600-61659 hard, outlines read a photo, median
     346 -> 322, max 1047 -> 936; cards sure and right 655 -> 655, sure and wrong
@@ -262,7 +263,8 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
         return []
     out, outlines = _read_edges(model, balanced, quads)
     still = [k for k, (_, sure) in enumerate(out) if sure < EDGE_SEARCH_BELOW]
-    sharp = _sharpened_about(balanced, quads) if still else None
+    sharp = _surest_sharpened(model, balanced, quads, [outlines[k] for k in still]
+                              ) if still else None
     if sharp is not None:
         again, _ = _read_edges(model, sharp, quads, known={
             k: (out[k], outlines[k]) for k in range(len(quads)) if k not in still})
@@ -270,6 +272,36 @@ def read_rox_edges(balanced: Image, quads: npt.NDArray[np.float32], models_dir: 
             if again[k][1] > out[k][1]:
                 out[k] = again[k]
     return out
+
+
+STREAK_CHOICES = 2
+"""The photo is sharpened against each of the two deepest streaks measured round the
+cards (``deblur.motion_streaks``), and the unsure cards are read again on the one whose
+sharpened photo reads them surest (``_surest_sharpened``): the deepest dip of the
+cepstrum is not always the streak (dev 61819 normal: a dip 4 px out along the rows, 3.3
+deep, before the 8 px slanting streak's 3.1; sharpened against it the photo's 18 whole
+cards read at 0.37 (median), 2 sure, against the streak 0.82, all 18 sure and right).
+Photo -> state, element cards reported unknown, dev 61000, 61400, 61600, 61800 (+40,
+normal): 8, 3, 20, 20 -> 8, 3, 20, 10 (61819 13 -> 4, 61838 3 -> 1); 61200, 60600 (+40)
+unchanged; hard 61900+40 unchanged, 61500+40 169 -> 171 (61521: two cards read sure and
+right sharpened against the deepest dip now unsure); exact photos and cards read sure
+and wrong unchanged on all of them. Turning the chosen streak by 8 degrees either way
+(a third and fourth choice) made no photo more exact (dev 61228, 61237, 61002 and
+more)."""
+
+
+def _surest_sharpened(model: Model, balanced: Image, quads: npt.NDArray[np.float32],
+                      outlines: list[npt.NDArray[np.float32]]) -> Image | None:
+    """Of the photos sharpened against each of the ``STREAK_CHOICES`` deepest streaks
+    measured round the cards at ``quads``, the one on which the cards at ``outlines`` (the
+    unsure ones) read surest (median sureness; the deeper streak on a tie); None when no
+    streak is measured (``deblur.STREAK_DEPTH_FROM``)."""
+    choices = sharpened_choices(balanced, quads, STREAK_CHOICES)
+    if len(choices) < 2:
+        return choices[0] if choices else None
+    sureness = [float(np.median([sure for _, sure in _edge_readings(model, sharp, outlines)]))
+                for sharp in choices]
+    return choices[int(np.argmax(sureness))]
 
 
 def _read_edges(model: Model, balanced: Image, quads: npt.NDArray[np.float32], *,
@@ -393,24 +425,6 @@ def _photo_aspects(quads: npt.NDArray[np.float32], cards: Sequence[int]) -> dict
                         float(np.linalg.norm(squeeze @ np.array([-along[1], along[0]])))))
         out[k] = square * sides[1] / max(sides[0], 1e-9)
     return out
-
-
-def _sharpened_about(balanced: Image, quads: npt.NDArray[np.float32]) -> Image | None:
-    """``balanced`` with the cards' surroundings (their bounding box and a card's side
-    round it) sharpened against the motion blur measured there (``deblur``); None when
-    no streak is measured there (``STREAK_DEPTH_FROM``), a photo not worth reading
-    twice."""
-    side = float(np.median([side_lengths(q).mean() for q in quads]))
-    height, width = balanced.shape[:2]
-    x0, y0 = np.maximum(quads.reshape(-1, 2).min(axis=0) - side, 0).astype(int)
-    x1, y1 = np.minimum(quads.reshape(-1, 2).max(axis=0) + side, (width, height)).astype(int)
-    region = balanced[y0:y1, x0:x1]
-    streak = motion_streak(region)
-    if streak.depth < STREAK_DEPTH_FROM:
-        return None
-    sharp = balanced.copy()
-    sharp[y0:y1, x0:x1] = without_motion_blur(region, streak)
-    return sharp
 
 
 def _read_stepped(model: Model, balanced: Image, out: list[tuple[dict[str, int], float]],

@@ -457,3 +457,51 @@ def test_photo_bench_reports_the_time_tail(monkeypatch: pytest.MonkeyPatch) -> N
         median = float(row[section.headers.index("photo → verdict ms (median)")])
         tail, slowest = (float(v) for v in row[-1].split(" / "))
         assert 0 < median <= tail <= slowest
+
+
+def test_a_rox_scoring_card_blurred_by_motion_is_read_sharpened() -> None:
+    """Dev 61022 and 61407 (normal): a scoring card smeared by a phone's shake read an
+    unsure 6 (0.74) and 1 (0.78); on the photo sharpened against the streak its outline
+    and the nudged ones read it surely, and both photos read whole and exactly. Dev
+    61613: a 6 read 5 at 0.57, read 5 sharpened through its outline alone, stays
+    unknown."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import compare, given_names
+
+    for seed in (61022, 61407):
+        scene = render_scene("rox", seed=seed, difficulty="normal")
+        players, caller = given_names(scene)
+        read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+        assert compare(scene, read).state
+        assert not read.unread
+    scene = render_scene("rox", seed=61613, difficulty="normal")
+    players, caller = given_names(scene)
+    read = read_photo(scene.image, game="rox", players=players, caller=caller).reading
+    assert any(u["what"] == "scoring card" for u in read.unknown)
+    assert 5 not in read.state["scoring_cards"]
+
+
+def test_rox_cards_are_read_sharpened_against_the_streak_that_reads_them_surest() -> None:
+    """Dev 61819 (normal), blurred 8 px at a slant: the cepstrum's deepest dip lies 4 px
+    out along the rows of pixels; sharpened against it 13 element cards stayed unknown
+    (two of them counted wrong). Sharpened against the streak the unsure cards read
+    surest on (``rox_edges.STREAK_CHOICES``), 4 stay unknown, and no card is counted
+    wrong. Its scoring card 8, read 0.76 and 0.64 sharpened against the deepest dip, is
+    read sure sharpened against the second (``classify.SHARPENED_KINDS``)."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    scene = render_scene("rox", seed=61819, difficulty="normal")
+    players, caller = given_names(scene)
+    photo = read_photo(scene.image, game="rox", players=players, caller=caller)
+    unknown = [u for u in photo.reading.unknown if u["what"] == "element card"]
+    assert len(unknown) <= 5, unknown
+    assert sorted(photo.reading.state["scoring_cards"]) == [4, 8, 9]
+    assert not any(u["what"] == "scoring card" for u in photo.reading.unknown)
+    truth = {tuple(sorted((k, v) for k, v in p.edge.items() if v)) for p in scene.pieces
+             if p.kind == "rox_card"}
+    found = photo.pieces.detections
+    edges = found.data["edge"]
+    for i in found:
+        if found.kinds[i] == "rox_card" and found.confidences[i] >= 0.5:
+            assert tuple(sorted((k, v) for k, v in edges[i].items() if v)) in truth

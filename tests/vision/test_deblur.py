@@ -78,3 +78,25 @@ def test_a_photo_blurred_by_motion_is_sharpened_towards_the_original() -> None:
 
     assert _sharpness(restored) >= 2 * _sharpness(blurred)
     assert likeness(restored) >= likeness(blurred) + 0.01, (likeness(restored), likeness(blurred))
+
+
+def test_the_streaks_are_the_deepest_distinct_dips_deepest_first() -> None:
+    """``motion_streaks``: the first is ``motion_streak``'s, the rest lie apart from it
+    (not at it, nor at its mirror image through the origin) and no deeper."""
+    from companion.vision.deblur import motion_streaks
+
+    rng = np.random.default_rng(3)
+    print_ = (rng.random((240, 320, 3)) * 255).astype(np.uint8)
+    blurred = cv2.filter2D(print_, -1, motion_kernel(8, math.radians(160)))
+    streaks = motion_streaks(blurred, 3)
+    first = motion_streak(blurred)
+    assert (streaks[0].length, streaks[0].angle) == (first.length, first.angle)
+    assert len(streaks) == 3
+    assert streaks[0].depth >= streaks[1].depth >= streaks[2].depth
+    for a in streaks:
+        for b in streaks:
+            if a is b:
+                continue
+            ax, ay = a.length * math.cos(a.angle), a.length * math.sin(a.angle)
+            bx, by = b.length * math.cos(b.angle), b.length * math.sin(b.angle)
+            assert math.hypot(ax - bx, ay - by) > 1.5 and math.hypot(ax + bx, ay + by) > 1.5
