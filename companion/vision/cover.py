@@ -55,6 +55,16 @@ toward the cloth): widening SKIN_HUE to 76 found 2 more of 33 hands on dev 61100
 (Nox, Qwixx, Cat in the Box, normal) but took 6 of the 179 real photos, which show no
 hand, for covered (80: 9); judged on the white-balanced photo the hues spread no less.
 Kept at 70."""
+ARM_SKIN_HUE = (20.0, 86.0)
+ARM_SHARP_OUTLINE = 8.0
+ARM_ELONGATION = 5.0
+"""A patch off the table's tint that reaches the photo's edge (an arm comes in from
+outside the view), is no longer than ``ARM_ELONGATION`` times its width, and is sharp
+(``ARM_SHARP_OUTLINE``) or evenly lit (``EVEN_LIGHT_SPREAD``) is a hand at hues up to
+86 degrees: skin on a cool table the camera balanced toward reads 70-86 in the raw
+photo (dev Nox 61427 normal, 76 on pale green stone; its hand 9.7 sharp). The 179 real
+photos show warm marble at 75-77 as bands along a rack, 10-15 times as long as wide;
+the hands found so, 1.1-2.3."""
 MIN_COVER_SHARE = 0.02
 """A skin-hued patch of off-table pixels this share of the photo or more is a hand.
 Rendered scenes, dev seeds, five games: normal 60400-60469 and 60600-60659 (650
@@ -147,8 +157,11 @@ def covered_regions(image: npt.NDArray[np.uint8], detections: Detections, *,
     off = ((off_line > step) & seen & ~washed).astype(np.uint8)
     off = cv2.morphologyEx(off, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     regions = _hands(off, tint, chroma, SKIN_HUE, scale)
+    light = lab[..., 0]
+    if not regions:  # skin seen yellower under the light: an arm from the photo's edge
+        regions = _hands(off, tint, chroma, ARM_SKIN_HUE, scale, light=light, from_edge=True,
+                         even_if_soft=True)
     if not regions:  # skin of the table's own tint: told by being far lighter or darker
-        light = lab[..., 0]
         usual, spread = _median_and_spread(light, coloured)
         lighter = (light > usual + max(MIN_LIGHTER, LIGHTER_SPREAD * spread)) & coloured
         if lighter.sum() >= MIN_COVER_SHARE * lighter.size:  # most photos: none so large
@@ -188,8 +201,8 @@ def _median_and_spread(light: npt.NDArray[np.uint8], where: npt.NDArray[np.bool_
 
 def _hands(off: npt.NDArray[np.uint8], tint: npt.NDArray[np.float32],
            chroma: npt.NDArray[np.float32], hues: tuple[float, float], scale: float, *,
-           light: npt.NDArray[np.uint8] | None = None, even_if_soft: bool = False
-           ) -> list[npt.NDArray[np.float32]]:
+           light: npt.NDArray[np.uint8] | None = None, even_if_soft: bool = False,
+           from_edge: bool = False) -> list[npt.NDArray[np.float32]]:
     """Outlines (full-resolution pixels) of the connected patches of ``off`` pixels
     that are large enough (``MIN_COVER_SHARE``) and mostly of a skin's colour (a*b*
     angle within ``hues`` at ``SKIN_CHROMA``: ``SKIN_SHARE``); given ``light`` (L*),
@@ -201,7 +214,11 @@ def _hands(off: npt.NDArray[np.uint8], tint: npt.NDArray[np.float32],
     for k in np.flatnonzero(stats[:, cv2.CC_STAT_AREA] >= MIN_COVER_SHARE * off.size):
         if k == 0:  # the table itself
             continue
+        if from_edge and not _reaches_edge(stats[k], off.shape):
+            continue
         patch = labels == k
+        if from_edge and _elongation(patch) > ARM_ELONGATION:
+            continue
         skin = skin_hued(tint[patch, 0], tint[patch, 1], chroma[patch], hues, SKIN_CHROMA)
         if skin.mean() < SKIN_SHARE:
             continue
@@ -211,7 +228,8 @@ def _hands(off: npt.NDArray[np.uint8], tint: npt.NDArray[np.float32],
                                                                 (3, 3), 0))
                 steepness = np.hypot(steep_x, steep_y)
             rim = cv2.dilate(patch.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
-            if float(np.percentile(steepness[rim], 90)) < SHARP_OUTLINE and not (
+            if float(np.percentile(steepness[rim], 90)) < (
+                    ARM_SHARP_OUTLINE if from_edge else SHARP_OUTLINE) and not (
                     even_if_soft and _evenly_lit_from_edge(patch, stats[k], light)):
                 continue
         points = cv2.findNonZero(patch.astype(np.uint8))
@@ -226,15 +244,25 @@ def _evenly_lit_from_edge(patch: npt.NDArray[np.bool_], box: npt.NDArray[np.int3
     """Whether ``patch`` (``box``: its connected-component stats x, y, w, h) reaches the
     photo's edge and is evenly lit inside (``EVEN_LIGHT_SPREAD``): a soft hand, not a
     glare spot."""
-    x, y, w, h = (int(v) for v in box[:4])
-    height, width = patch.shape
-    if x > 0 and y > 0 and x + w < width and y + h < height:
+    if not _reaches_edge(box, patch.shape):
         return False
     inside = cv2.erode(patch.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
     if inside.sum() < 20:
         return False
     low, high = np.percentile(light[inside], [10, 90])
     return bool(high - low <= EVEN_LIGHT_SPREAD)
+
+
+def _elongation(patch: npt.NDArray[np.bool_]) -> float:
+    """The long side over the short side of the smallest rectangle around ``patch``."""
+    _, (w, h), _ = cv2.minAreaRect(cv2.findNonZero(patch.astype(np.uint8)))
+    return float(max(w, h) / max(min(w, h), 1.0))
+
+
+def _reaches_edge(box: npt.NDArray[np.int32], shape: tuple[int, ...]) -> bool:
+    """Whether a connected patch (``box``: its stats x, y, w, h) touches the photo's edge."""
+    x, y, w, h = (int(v) for v in box[:4])
+    return x <= 0 or y <= 0 or x + w >= shape[1] or y + h >= shape[0]
 
 
 __all__ = ["covered_regions"]

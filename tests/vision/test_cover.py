@@ -83,6 +83,21 @@ def test_a_pale_hand_over_rox_cards_is_said_and_the_reading_is_not_whole(seed: i
     assert doc["complete"] is False
 
 
+def test_a_hand_seen_yellow_on_a_cool_table_is_found_from_the_photos_edge() -> None:
+    """Dev 61427 (Nox, normal): a hand over a player's only card on a pale green stone
+    reads 76 degrees in the raw photo, past SKIN_HUE, and is a little soft: as a patch
+    reaching the photo's edge, no longer than wide (``cover.ARM_*``), it is found, so
+    the reading no longer passes as whole. (The real photos' warm marble bands at the
+    same hue, ten times as long as wide, are not: test_no_hand_is_found_on_the_real_photos.)"""
+    scene = render_scene("nox", seed=61427, difficulty="normal")
+    assert scene.camera["hand"]
+    players, _ = given_names(scene)
+    doc = read_photo(scene.image, game="nox", players=players).to_json()
+    (region,) = [u["region"] for u in doc["unknown"] if u["what"] == "table"]
+    assert max(y for _, y in region) > 700  # the arm comes in from the bottom edge
+    assert doc["complete"] is False
+
+
 def test_a_dark_hand_on_a_pale_table_of_its_tint_is_found_by_its_darkness() -> None:
     """Dev 61723 (Nox, normal): a dark hand over a kitty's stack on a pale tan table of
     skin's tint, neither off the table's tint nor lighter: it is found as a far darker
