@@ -1440,42 +1440,47 @@ def test_a_scrap_of_a_nox_card_outlined_apart_is_dropped() -> None:
     assert kept.labels == tuple(p.label for p in cards)
 
 
+def _played_qwixx_cards(seeds: tuple[int, ...], *, overlap: float, sure: float
+                        ) -> tuple[int, int]:
+    """Face-up played cards of rendered normal Qwixx scenes read at ``sure`` or more,
+    right and wrong, each the located card overlapping its truth card most (at
+    ``overlap`` or more), located as ``companion read`` does (Tesseract off)."""
+    from companion.calibration.markers import detect_markers
+    from companion.synth import render_scene
+    from companion.vision.cards import same_face
+    from companion.vision.pipeline import read_image
+
+    right = wrong = 0
+    for seed in seeds:
+        scene = render_scene("qwixx", seed=seed, difficulty="normal")
+        found = read_image(scene.image, game="qwixx", ocr="off",
+                           markers=tuple(detect_markers(scene.image))).detections
+        for piece in scene.pieces:
+            if piece.kind != "qwixx_card" or piece.label.startswith("back"):
+                continue
+            near = [(quad_iou(found.quads[i], piece.quad), i) for i in found
+                    if found.kinds[i] == "qwixx_card"]
+            most, i = max(near, default=(0.0, -1))
+            if most < overlap or float(found.confidences[i]) < sure:
+                continue
+            ok = same_face(str(found.labels[i]), piece.label)
+            right, wrong = right + ok, wrong + (not ok)
+            assert found.data["alternatives"][i][0][0] == found.labels[i]  # in step
+    return right, wrong
+
+
 def test_fairly_sure_qwixx_cards_are_checked_at_card_size_on_the_sheet(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Played cards whose located outline is turned or too large and takes in part of
     the next card are read as its number fairly surely (0.83-0.94); read again through
     card-sized outlines in the sheet's plane they come out right, or unsure. Development
     scenes where the first reading was wrong, located as ``companion read`` does."""
-    from companion.calibration.markers import detect_markers
-    from companion.synth import render_scene
     from companion.vision import cards as module
-    from companion.vision.cards import same_face
-    from companion.vision.pipeline import read_image
 
-    scenes = [render_scene("qwixx", seed=seed, difficulty="normal")
-              for seed in (61302, 61314, 61327, 61503, 61523)]
-
-    def tally() -> tuple[int, int]:
-        right = wrong = 0
-        for scene in scenes:
-            found = read_image(scene.image, game="qwixx", ocr="off",
-                               markers=tuple(detect_markers(scene.image))).detections
-            for piece in scene.pieces:
-                if piece.kind != "qwixx_card" or piece.label.startswith("back"):
-                    continue
-                near = [(quad_iou(found.quads[i], piece.quad), i) for i in found
-                        if found.kinds[i] == "qwixx_card"]
-                overlap, i = max(near, default=(0.0, -1))
-                if overlap < 0.5 or float(found.confidences[i]) < MIN_CONFIDENCE:
-                    continue
-                ok = same_face(str(found.labels[i]), piece.label)
-                right, wrong = right + ok, wrong + (not ok)
-                assert found.data["alternatives"][i][0][0] == found.labels[i]  # in step
-        return right, wrong
-
-    checked, checked_wrong = tally()
+    seeds = (61302, 61314, 61327, 61503, 61523)
+    checked, checked_wrong = _played_qwixx_cards(seeds, overlap=0.5, sure=MIN_CONFIDENCE)
     monkeypatch.setattr(module, "CARD_CHECK_BELOW", 0.0)
-    plain, plain_wrong = tally()
+    plain, plain_wrong = _played_qwixx_cards(seeds, overlap=0.5, sure=MIN_CONFIDENCE)
     # here 7 played cards read right and 0 wrong checked, 5 and 2 not (the model trained
     # on 300 located scenes reads most of them right at first)
     assert plain_wrong >= 2, (plain, plain_wrong)  # the scenes still show the fault
@@ -1490,36 +1495,13 @@ def test_qwixx_cards_outlined_small_are_checked_through_card_sized_outlines(
     reading whole and wrong; 61103, 61243: an r10 and an r11 read r12); read again
     through card-sized outlines round it, lying as its neighbours do, each comes out
     right or unsure for a played card (``qwixx.PLAYED_SURE``)."""
-    from companion.calibration.markers import detect_markers
     from companion.readers.qwixx import PLAYED_SURE
-    from companion.synth import render_scene
     from companion.vision import cards as module
-    from companion.vision.cards import same_face
-    from companion.vision.pipeline import read_image
 
-    scenes = [render_scene("qwixx", seed=seed, difficulty="normal")
-              for seed in (61603, 61103, 61243)]
-
-    def tally() -> tuple[int, int]:
-        right = wrong = 0
-        for scene in scenes:
-            found = read_image(scene.image, game="qwixx", ocr="off",
-                               markers=tuple(detect_markers(scene.image))).detections
-            for piece in scene.pieces:
-                if piece.kind != "qwixx_card" or piece.label.startswith("back"):
-                    continue
-                near = [(quad_iou(found.quads[i], piece.quad), i) for i in found
-                        if found.kinds[i] == "qwixx_card"]
-                overlap, i = max(near, default=(0.0, -1))
-                if overlap < 0.3 or float(found.confidences[i]) < PLAYED_SURE:
-                    continue
-                ok = same_face(str(found.labels[i]), piece.label)
-                right, wrong = right + ok, wrong + (not ok)
-        return right, wrong
-
-    checked, checked_wrong = tally()
+    seeds = (61603, 61103, 61243)
+    checked, checked_wrong = _played_qwixx_cards(seeds, overlap=0.3, sure=PLAYED_SURE)
     monkeypatch.setattr(module, "CARD_CHECK_SMALL", 0.0)
-    plain, plain_wrong = tally()
+    plain, plain_wrong = _played_qwixx_cards(seeds, overlap=0.3, sure=PLAYED_SURE)
     # here 4 played cards read sure and right, none wrong, checked; 2 and 3 not
     assert plain_wrong >= 3, (plain, plain_wrong)  # the scenes still show the fault
     assert checked_wrong == 0 and checked >= plain + 1, (checked, checked_wrong, plain,
