@@ -251,7 +251,8 @@ def _read_balanced(image: Image, quad: npt.ArrayLike | None, markers: Sequence[A
     confs = box_sureness(p) * certain
     confs = np.where(unsettled, np.minimum(confs, SHEET_UNSURE_BOX), confs)
     covered = np.zeros(len(placed), bool)
-    if template is PAD and float(np.median(confs)) < SHEET_SURE:  # unreadable as a whole
+    if template is PAD and (float(np.median(confs)) < SHEET_SURE  # unreadable as a whole
+                            or _crosses_without_ink(image, upright, placed, p, confs)):
         confs = np.minimum(confs, SHEET_UNSURE_BOX)
     elif upright is not None:  # a box with skin round it, not its print: under a hand
         covered = _under_skin(image, upright, placed)
@@ -313,6 +314,46 @@ def _ink_disputes(image: Image, placed: Placed, crossed: npt.ArrayLike,
     locks = np.array([value == "lock" for _, value, _ in placed])[worked]
     out[worked] = doubtful[worked] & (ink >= np.where(locks, DISPUTE_INK_LOCK, DISPUTE_INK))
     return out
+
+
+INK_CHECK_ROW_PX = 13.0
+"""Pads whose rows are under this many pixels high have the box model's crosses checked
+against their ink (``_crosses_without_ink``): a box a third of the model's 24 px crop or
+less is upsampled threefold, and the paper's mottle and the blur read as crosses there.
+Every pad read surely with crosses the ink did not see (dev 61409, 61628, hard 61820:
+rows 9-12.2 px) was under it; 17 % of the located dev sheets are. The check costs about 30 ms on a
+sheet whose ink it works: per photo median +0.2 ms, mean +4-9 ms (dev 61000, 61400, 61600
++ 0-39 normal, 61800 + 0-39 hard)."""
+PHANTOM_CROSSES = 3
+"""A small pad on which this many coloured boxes or more read surely crossed by the box
+model have under ``DISPUTE_INK`` probability of ink (the same bar as a doubtful empty
+box's) is read unsure as a whole: the model is seeing crosses in the paper, so none of
+its readings there can be trusted (dev 61628: Tom's and Lea's pads, rows 9.5 px, 6 and 6
+such boxes, 9 and 8 boxes read crossed at 0.53-0.98 where none was; 61409 Jonas 4 and 6;
+hard 61820 Ben 4 and 2). Located dev sheets (61000, 61300, 61400, 61600 + 0-39 normal,
+61800 + 0-39 hard): the pads read right had 2 such boxes at most (61404, 61638, 61816,
+61339), and every pad flagged had boxes read surely wrong. Fouls are not counted: three
+crosses in a foul row of four leave its ink statistics no empty box to compare with."""
+
+
+def _crosses_without_ink(image: Image, upright: Quad | None, placed: Placed,
+                         crossed: npt.ArrayLike, confs: npt.ArrayLike) -> bool:
+    """Whether a small pad (rows under ``INK_CHECK_ROW_PX``) has ``PHANTOM_CROSSES`` or
+    more coloured boxes the box model reads surely crossed that the ink statistics read
+    empty (under ``DISPUTE_INK``): the model seeing crosses in the paper. False without
+    the box model (the statistics read the boxes already)."""
+    from companion.vision.reading import available_model
+
+    if upright is None or _row_px(upright) >= INK_CHECK_ROW_PX or not available_model(
+            "qwixx_box"):
+        return False
+    p, conf = np.asarray(crossed, np.float64), np.asarray(confs, np.float64)
+    rows = np.array([row for row, _, _ in placed])
+    wanted = (rows != "foul") & (p >= 0.5) & (conf >= MIN_CONFIDENCE)
+    if int(wanted.sum()) < PHANTOM_CROSSES:
+        return False
+    worked, ink = _ink_probability(image, placed, wanted)
+    return int((wanted[worked] & (ink < DISPUTE_INK)).sum()) >= PHANTOM_CROSSES
 
 
 def _ink_probability(image: Image, placed: Placed, wanted: npt.NDArray[np.bool_]
