@@ -171,6 +171,12 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
                          frames, doubted)
     for row, why in doubted:
         result.unknown.append({"piece": None, "what": "rack", "pieces": row, "why": why})
+    for i in _turned_a_quarter(detections, quads, [i for i in tiles if i not in standing]):
+        if i not in bad:
+            result.unknown.append({"piece": i, "what": "tile", "why": (
+                f"read {detections.labels[i]!r} turned a quarter against every lying tile round "
+                "it: tiles lie one way up, so it was read sideways")})
+            bad.add(i)
     grids = _grids(quads, [g for g in groups if not set(g) & standing], frames)
     lines: list[str] = []
     for g, cells in enumerate(grids):
@@ -234,6 +240,40 @@ def _turned_six_or_nine(detections: Detections, quads: npt.NDArray[np.float64],
                     and all(float(down[i] @ down[j]) < UPSIDE_DOWN for j in g if j != i)):
                 out.append(i)
     return out
+
+
+QUARTER_TURNED = math.cos(math.radians(45))
+QUARTER_ROUND = 2
+"""A tile read with its up more than 45° from the up of every located tile whose centre
+lies within ``TOUCH_REACH`` of its longer side, ``QUARTER_ROUND`` of them or more (the
+cosine between their down directions under ``QUARTER_TURNED`` either way), was read
+sideways: its outline, near square (tiles seen foreshortened), was taken turned a
+quarter, and the number read so is in doubt (dev 61908 hard: r1 outlined 51×53 px
+turned 88° against the three tiles round it read r14 at 0.89, whole and wrong). Sure
+lying tiles so turned, dev normal 61000, 61400, 61600 + 40 and 61100, 61200, 61300,
+61500, 61800 + 60, hard 61700, 61900 + 40 and 61000, 61300, 61500 + 60: 10, all read
+wrong; whole and wrong there 19 -> 16 (61908, 61316 hard, 61526 normal), no scene
+newly unsure that was right. Turned so against a single tile (a neighbour's across a
+gap: 61301 hard, b1 read b14), as many right as wrong; turned half round against all
+(read upside down), 17 right, 3 wrong: those are left to ``TURNED_PAIRS``."""
+
+
+def _turned_a_quarter(detections: Detections, quads: npt.NDArray[np.float64],
+                      tiles: list[int]) -> list[int]:
+    """Tiles (of the lying ``tiles``) read turned a quarter against every other one
+    round them (``QUARTER_TURNED``, ``QUARTER_ROUND``): their outlines were taken
+    sideways, the reading is in doubt. A rack's standing tiles face their owner, not
+    the table's constructs: they are not asked."""
+    asked = [i for i in tiles if detections.oriented[i]]
+    frames = [frame(quads[i]) for i in asked]
+    centres = np.array([f.centre for f in frames], np.float64).reshape(-1, 2)
+    downs = np.array([f.down / max(f.height, 1e-9) for f in frames], np.float64).reshape(-1, 2)
+    reach = TOUCH_REACH * np.array([max(f.width, f.height) for f in frames], np.float64)
+    near = distances(centres, centres) <= reach[:, None]
+    np.fill_diagonal(near, False)
+    turned = np.abs(downs @ downs.T) < QUARTER_TURNED
+    return [i for k, i in enumerate(asked)
+            if near[k].sum() >= QUARTER_ROUND and bool(turned[k][near[k]].all())]
 
 
 def _table_homography(markers: Sequence[Any], profile: Any) -> npt.NDArray[np.float64] | None:

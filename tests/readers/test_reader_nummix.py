@@ -360,3 +360,31 @@ def test_the_distance_screen_keeps_every_point_within_its_frame_bounds() -> None
         second = Frame(first.centre + x * right + y * down, right, down)
         keep = within([first, second], [a * first.width + b * first.height] * 2)
         assert keep[0, 1]
+
+
+def test_a_tile_read_turned_a_quarter_against_the_tiles_round_it_is_unsure() -> None:
+    """Dev scene 61908 (hard): r1, its near square outline taken turned a quarter against
+    the three tiles round it, read r14 at 0.89: the reading claimed whole and was wrong.
+    A tile so turned against two or more lying tiles round it is reported unsure; one
+    lying their way, or turned against a single tile, is not."""
+    from companion.readers.nummix import _turned_a_quarter
+    from companion.readers.photo import read_photo
+    from companion.vision.detections import Detections
+
+    scene = render_scene("nummix", seed=61908, difficulty="hard")
+    read = read_photo(scene.image, game="nummix").reading
+    doubted = [u for u in read.unknown if "turned a quarter" in u.get("why", "")]
+    assert len(doubted) == 1 and "r14" in doubted[0]["why"] and read.unread
+
+    def row(turns: list[float]) -> tuple[Detections, np.ndarray]:
+        quads = np.stack([_tile((100.0 + 55.0 * k, 100.0), t) for k, t in enumerate(turns)])
+        n = len(turns)
+        return Detections(quads.astype(np.float32), ("nummix_tile",) * n, ("b5",) * n,
+                          np.float32([0.9] * n), oriented=(True,) * n), quads
+
+    found, quads = row([0.0, 0.0, 0.0])
+    assert _turned_a_quarter(found, quads, [0, 1, 2]) == []
+    found, quads = row([0.0, 90.0, 0.0])
+    assert _turned_a_quarter(found, quads, [0, 1, 2]) == [1]
+    assert _turned_a_quarter(found, quads, [0, 1]) == []  # a single tile round it
+
