@@ -388,3 +388,31 @@ def test_a_tile_read_turned_a_quarter_against_the_tiles_round_it_is_unsure() -> 
     assert _turned_a_quarter(found, quads, [0, 1, 2]) == [1]
     assert _turned_a_quarter(found, quads, [0, 1]) == []  # a single tile round it
 
+
+def test_outlines_cut_short_round_their_tiles_stay_in_their_run() -> None:
+    """Dev scene 61425 (normal): b17 and b16 of the run b16 b17 b1 outlined 20 px wide
+    where their neighbours are 25-26, their centres a true pitch apart: measured in their
+    own width the step was 1.29, and the run split. A side cut short against the tiles
+    near it (``CUT_SHORT``) is measured as theirs; well outlined tiles a quarter of a
+    tile apart stay apart."""
+    from companion.readers.nummix import PITCH, TILE, _touching_image
+    from companion.readers.photo import read_photo
+
+    scene = render_scene("nummix", seed=61425, difficulty="normal")
+    read = read_photo(scene.image, game="nummix").reading
+    got = {frozenset(t for _, _, t in c) for c in nummix_components(read.state["grid"])}
+    assert frozenset({"b16", "b17", "b1"}) in got
+
+    pitch = 2 * 27.0 * PITCH[0] / TILE[0]
+    column = [_tile((300.0, 100.0 + 2 * 37.0 * PITCH[1] / TILE[1] * k), 0.0) for k in range(3)]
+    def run(start: float, narrow: float) -> list[np.ndarray]:
+        quads = [_tile((start + pitch * k, 100.0), 0.0) for k in range(2)]
+        for q in quads:  # each outline narrowed about its own centre
+            q[:, 0] = q[:, 0].mean() + (q[:, 0] - q[:, 0].mean()) * narrow
+        return quads
+
+    cut = np.stack(run(100.0, 20 / 27) + column)
+    assert [0, 1] in _touching_image(cut, list(range(5)))
+    apart = np.stack(run(100.0, 1.0) + column)
+    apart[1] += [0.25 * 54.0, 0.0]  # a quarter of a tile of table between them
+    assert [0, 1] not in _touching_image(apart, list(range(5)))
