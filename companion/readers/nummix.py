@@ -245,8 +245,10 @@ def _turned_six_or_nine(detections: Detections, quads: npt.NDArray[np.float64],
 
 QUARTER_TURNED = math.cos(math.radians(45))
 QUARTER_ROUND = 2
+QUARTER_REACH = 2.2
 """A tile read with its up more than 45° from the up of every located tile whose centre
-lies within ``TOUCH_REACH`` of its longer side, ``QUARTER_ROUND`` of them or more (the
+lies within ``QUARTER_REACH`` of its longer side (a row's tiles two cells along, or
+the next one across a one-cell gap), ``QUARTER_ROUND`` of them or more (the
 cosine between their down directions under ``QUARTER_TURNED`` either way), was read
 sideways: its outline, near square (tiles seen foreshortened), was taken turned a
 quarter, and the number read so is in doubt (dev 61908 hard: r1 outlined 51×53 px
@@ -254,8 +256,13 @@ turned 88° against the three tiles round it read r14 at 0.89, whole and wrong).
 lying tiles so turned, dev normal 61000, 61400, 61600 + 40 and 61100, 61200, 61300,
 61500, 61800 + 60, hard 61700, 61900 + 40 and 61000, 61300, 61500 + 60: 10, all read
 wrong; whole and wrong there 19 -> 16 (61908, 61316 hard, 61526 normal), no scene
-newly unsure that was right. Turned so against a single tile (a neighbour's across a
-gap: 61301 hard, b1 read b14), as many right as wrong; turned half round against all
+newly unsure that was right. With tiles round it asked within 2.2 of its longer side
+rather than ``TOUCH_REACH`` (1.6: a b1 read b14 at the end of a run, 61301 hard, had
+one tile so near, the next across a one-cell gap): 16 flagged, all wrong (1.9: 14,
+2.0: 15, 2.4: 16, 2.6 and 3.2: 15, never a right one); whole and wrong 15 -> 14;
+one wrong tile flagged at 1.6 is not at 2.2 (61726 hard: o14 read o5, a tile lying
+its way two cells off; the scene has a hidden piece and 8 other unknowns).
+Turned so against a single tile, as many right as wrong; turned half round against all
 (read upside down), 17 right, 3 wrong: those are left to ``TURNED_PAIRS``."""
 
 
@@ -269,7 +276,7 @@ def _turned_a_quarter(detections: Detections, quads: npt.NDArray[np.float64],
     frames = [frame(quads[i]) for i in asked]
     centres = np.array([f.centre for f in frames], np.float64).reshape(-1, 2)
     downs = np.array([f.down / max(f.height, 1e-9) for f in frames], np.float64).reshape(-1, 2)
-    reach = TOUCH_REACH * np.array([max(f.width, f.height) for f in frames], np.float64)
+    reach = QUARTER_REACH * np.array([max(f.width, f.height) for f in frames], np.float64)
     near = distances(centres, centres) <= reach[:, None]
     np.fill_diagonal(near, False)
     turned = np.abs(downs @ downs.T) < QUARTER_TURNED

@@ -365,8 +365,9 @@ def test_the_distance_screen_keeps_every_point_within_its_frame_bounds() -> None
 def test_a_tile_read_turned_a_quarter_against_the_tiles_round_it_is_unsure() -> None:
     """Dev scene 61908 (hard): r1, its near square outline taken turned a quarter against
     the three tiles round it, read r14 at 0.89: the reading claimed whole and was wrong.
-    A tile so turned against two or more lying tiles round it is reported unsure; one
-    lying their way, or turned against a single tile, is not."""
+    A tile so turned against two or more lying tiles round it (the next may lie across a
+    one-cell gap) is reported unsure; one lying their way, or turned against a single
+    tile, is not."""
     from companion.readers.nummix import _turned_a_quarter
     from companion.readers.photo import read_photo
     from companion.vision.detections import Detections
@@ -376,8 +377,10 @@ def test_a_tile_read_turned_a_quarter_against_the_tiles_round_it_is_unsure() -> 
     doubted = [u for u in read.unknown if "turned a quarter" in u.get("why", "")]
     assert len(doubted) == 1 and "r14" in doubted[0]["why"] and read.unread
 
-    def row(turns: list[float]) -> tuple[Detections, np.ndarray]:
-        quads = np.stack([_tile((100.0 + 55.0 * k, 100.0), t) for k, t in enumerate(turns)])
+    def row(turns: list[float], cells: tuple[int, ...] = (0, 1, 2)
+            ) -> tuple[Detections, np.ndarray]:
+        quads = np.stack([_tile((100.0 + 55.0 * k, 100.0), t)
+                          for k, t in zip(cells, turns, strict=True)])
         n = len(turns)
         return Detections(quads.astype(np.float32), ("nummix_tile",) * n, ("b5",) * n,
                           np.float32([0.9] * n), oriented=(True,) * n), quads
@@ -387,6 +390,10 @@ def test_a_tile_read_turned_a_quarter_against_the_tiles_round_it_is_unsure() -> 
     found, quads = row([0.0, 90.0, 0.0])
     assert _turned_a_quarter(found, quads, [0, 1, 2]) == [1]
     assert _turned_a_quarter(found, quads, [0, 1]) == []  # a single tile round it
+    found, quads = row([0.0, 90.0, 0.0], (0, 1, 3))  # the next across a one-cell gap
+    assert _turned_a_quarter(found, quads, [0, 1, 2]) == [1]
+    found, quads = row([0.0, 90.0, 0.0], (0, 1, 6))  # the next far off
+    assert _turned_a_quarter(found, quads, [0, 1, 2]) == []
 
 
 def test_outlines_cut_short_round_their_tiles_stay_in_their_run() -> None:
