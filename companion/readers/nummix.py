@@ -166,6 +166,12 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
                 f"read {detections.labels[i]!r} upside down against every tile of its "
                 "construct: a 6 and a 9 are one another turned")})
             bad.add(i)
+    for i in _small_outlines(quads, tiles):
+        if i not in bad:
+            result.unknown.append({"piece": i, "what": "tile", "why": (
+                f"read {detections.labels[i]!r}, but its outline is under a third of the "
+                "tiles' near it: a tile's corner or its number outlined alone")})
+            bad.add(i)
     frames = {i: f for g in groups for i, f in _group_frames(quads, g).items()}
     doubted: list[tuple[list[int], str]] = []
     standing = _standing(detections, quads, groups, _table_homography(markers, profile),
@@ -282,6 +288,33 @@ def _turned_a_quarter(detections: Detections, quads: npt.NDArray[np.float64],
     turned = np.abs(downs @ downs.T) < QUARTER_TURNED
     return [i for k, i in enumerate(asked)
             if near[k].sum() >= QUARTER_ROUND and bool(turned[k][near[k]].all())]
+
+
+SMALL_TILE = 0.35
+SMALL_NEAR = 5
+"""A tile outline under ``SMALL_TILE`` of the median area of the ``SMALL_NEAR`` located
+tiles nearest it (six tiles or more in the photo) is a tile's corner or number
+outlined alone, and its reading is in doubt (as Qwixx's ``SMALL_CARD``; dev 61506
+hard: an r13 outlined at 0.21 of its neighbours' area read r7 at 0.87, whole and
+wrong). Sure tiles, dev normal 61000, 61400, 61600 + 40 and 61100, 61200, 61300,
+61500, 61800 + 60, hard 61700, 61900 + 40 and 61000, 61300, 61500 + 60: under 0.42
+five, all wrong (0.13-0.41, three of them turned a quarter too); from 0.43 up, right
+and wrong (0.43-0.55: six right, two wrong)."""
+
+
+def _small_outlines(quads: npt.NDArray[np.float64], tiles: list[int]) -> list[int]:
+    """Tiles whose outline is far smaller than the tiles' near it (``SMALL_TILE``)."""
+    if len(tiles) <= SMALL_NEAR:
+        return []
+    q = np.asarray(quads[tiles], np.float64).reshape(-1, 4, 2)
+    x, y = q[:, :, 0], q[:, :, 1]
+    areas = np.abs(np.sum(x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y,
+                          axis=1)) / 2
+    apart = distances(q.mean(axis=1), q.mean(axis=1))
+    np.fill_diagonal(apart, np.inf)
+    nearest = np.argsort(apart, axis=1, kind="stable")[:, :SMALL_NEAR]
+    typical = np.median(areas[nearest], axis=1)
+    return [i for k, i in enumerate(tiles) if areas[k] < SMALL_TILE * typical[k]]
 
 
 def _table_homography(markers: Sequence[Any], profile: Any) -> npt.NDArray[np.float64] | None:

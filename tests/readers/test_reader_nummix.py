@@ -423,3 +423,25 @@ def test_outlines_cut_short_round_their_tiles_stay_in_their_run() -> None:
     apart = np.stack(run(100.0, 1.0) + column)
     apart[1] += [0.25 * 54.0, 0.0]  # a quarter of a tile of table between them
     assert [0, 1] not in _touching_image(apart, list(range(5)))
+
+
+def test_a_tile_outlined_far_smaller_than_the_tiles_near_it_is_unsure() -> None:
+    """Dev scene 61506 (hard): an r13 outlined at a fifth of its neighbours' area read
+    r7 at 0.87, the reading whole and wrong. An outline under a third of the tiles' near
+    it (``SMALL_TILE``) is reported unsure; one at 0.6 of theirs is not."""
+    from companion.readers.nummix import _small_outlines
+    from companion.readers.photo import read_photo
+
+    scene = render_scene("nummix", seed=61506, difficulty="hard")
+    read = read_photo(scene.image, game="nummix").reading
+    doubted = [u for u in read.unknown if "under a third" in u.get("why", "")]
+    assert len(doubted) == 1 and "r7" in doubted[0]["why"] and read.unread
+
+    def row(scale: float) -> np.ndarray:
+        quads = np.stack([_tile((100.0 + 55.0 * k, 100.0), 0.0) for k in range(7)])
+        centre = quads[3].mean(axis=0)
+        quads[3] = centre + (quads[3] - centre) * np.sqrt(scale)  # area times scale
+        return quads
+
+    assert _small_outlines(row(0.3), list(range(7))) == [3]
+    assert _small_outlines(row(0.6), list(range(7))) == []
