@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -165,12 +166,24 @@ def read(detections: Detections, *, markers: Sequence[Any] = (), profile: Any = 
                 f"read {detections.labels[i]!r} upside down against every tile of its "
                 "construct: a 6 and a 9 are one another turned")})
             bad.add(i)
+    for i in _small_outlines(quads, tiles):
+        if i not in bad:
+            result.unknown.append({"piece": i, "what": "tile", "why": (
+                f"read {detections.labels[i]!r}, but its outline is under a third of the "
+                "tiles' near it: a tile's corner or its number outlined alone")})
+            bad.add(i)
     frames = {i: f for g in groups for i, f in _group_frames(quads, g).items()}
     doubted: list[tuple[list[int], str]] = []
     standing = _standing(detections, quads, groups, _table_homography(markers, profile),
                          frames, doubted)
     for row, why in doubted:
         result.unknown.append({"piece": None, "what": "rack", "pieces": row, "why": why})
+    for i in _turned_a_quarter(detections, quads, [i for i in tiles if i not in standing]):
+        if i not in bad:
+            result.unknown.append({"piece": i, "what": "tile", "why": (
+                f"read {detections.labels[i]!r} turned a quarter against every lying tile round "
+                "it: tiles lie one way up, so it was read sideways")})
+            bad.add(i)
     grids = _grids(quads, [g for g in groups if not set(g) & standing], frames)
     lines: list[str] = []
     for g, cells in enumerate(grids):
@@ -234,6 +247,74 @@ def _turned_six_or_nine(detections: Detections, quads: npt.NDArray[np.float64],
                     and all(float(down[i] @ down[j]) < UPSIDE_DOWN for j in g if j != i)):
                 out.append(i)
     return out
+
+
+QUARTER_TURNED = math.cos(math.radians(45))
+QUARTER_ROUND = 2
+QUARTER_REACH = 2.2
+"""A tile read with its up more than 45° from the up of every located tile whose centre
+lies within ``QUARTER_REACH`` of its longer side (a row's tiles two cells along, or
+the next one across a one-cell gap), ``QUARTER_ROUND`` of them or more (the
+cosine between their down directions under ``QUARTER_TURNED`` either way), was read
+sideways: its outline, near square (tiles seen foreshortened), was taken turned a
+quarter, and the number read so is in doubt (dev 61908 hard: r1 outlined 51×53 px
+turned 88° against the three tiles round it read r14 at 0.89, whole and wrong). Sure
+lying tiles so turned, dev normal 61000, 61400, 61600 + 40 and 61100, 61200, 61300,
+61500, 61800 + 60, hard 61700, 61900 + 40 and 61000, 61300, 61500 + 60: 10, all read
+wrong; whole and wrong there 19 -> 16 (61908, 61316 hard, 61526 normal), no scene
+newly unsure that was right. With tiles round it asked within 2.2 of its longer side
+rather than ``TOUCH_REACH`` (1.6: a b1 read b14 at the end of a run, 61301 hard, had
+one tile so near, the next across a one-cell gap): 16 flagged, all wrong (1.9: 14,
+2.0: 15, 2.4: 16, 2.6 and 3.2: 15, never a right one); whole and wrong 15 -> 14;
+one wrong tile flagged at 1.6 is not at 2.2 (61726 hard: o14 read o5, a tile lying
+its way two cells off; the scene has a hidden piece and 8 other unknowns).
+Turned so against a single tile, as many right as wrong; turned half round against all
+(read upside down), 17 right, 3 wrong: those are left to ``TURNED_PAIRS``."""
+
+
+def _turned_a_quarter(detections: Detections, quads: npt.NDArray[np.float64],
+                      tiles: list[int]) -> list[int]:
+    """Tiles (of the lying ``tiles``) read turned a quarter against every other one
+    round them (``QUARTER_TURNED``, ``QUARTER_ROUND``): their outlines were taken
+    sideways, the reading is in doubt. A rack's standing tiles face their owner, not
+    the table's constructs: they are not asked."""
+    asked = [i for i in tiles if detections.oriented[i]]
+    frames = [frame(quads[i]) for i in asked]
+    centres = np.array([f.centre for f in frames], np.float64).reshape(-1, 2)
+    downs = np.array([f.down / max(f.height, 1e-9) for f in frames], np.float64).reshape(-1, 2)
+    reach = QUARTER_REACH * np.array([max(f.width, f.height) for f in frames], np.float64)
+    near = distances(centres, centres) <= reach[:, None]
+    np.fill_diagonal(near, False)
+    turned = np.abs(downs @ downs.T) < QUARTER_TURNED
+    return [i for k, i in enumerate(asked)
+            if near[k].sum() >= QUARTER_ROUND and bool(turned[k][near[k]].all())]
+
+
+SMALL_TILE = 0.35
+SMALL_NEAR = 5
+"""A tile outline under ``SMALL_TILE`` of the median area of the ``SMALL_NEAR`` located
+tiles nearest it (six tiles or more in the photo) is a tile's corner or number
+outlined alone, and its reading is in doubt (as Qwixx's ``SMALL_CARD``; dev 61506
+hard: an r13 outlined at 0.21 of its neighbours' area read r7 at 0.87, whole and
+wrong). Sure tiles, dev normal 61000, 61400, 61600 + 40 and 61100, 61200, 61300,
+61500, 61800 + 60, hard 61700, 61900 + 40 and 61000, 61300, 61500 + 60: under 0.42
+five, all wrong (0.13-0.41, three of them turned a quarter too); from 0.43 up, right
+and wrong (0.43-0.55: six right, two wrong)."""
+
+
+def _small_outlines(quads: npt.NDArray[np.float64], tiles: list[int]) -> list[int]:
+    """Tiles whose outline is far smaller than the tiles' near it (``SMALL_TILE``)."""
+    if len(tiles) <= SMALL_NEAR:
+        return []
+    q = np.asarray(quads[tiles], np.float64).reshape(-1, 4, 2)
+    x, y = q[:, :, 0], q[:, :, 1]
+    areas = np.abs(np.sum(x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y,
+                          axis=1)) / 2
+    apart = distances(q.mean(axis=1), q.mean(axis=1))
+    np.fill_diagonal(apart, np.inf)
+    nearest = np.argsort(apart, axis=1, kind="stable")[:, :SMALL_NEAR]
+    typical = np.median(areas[nearest], axis=1)
+    return [i for k, i in enumerate(tiles) if areas[k] < SMALL_TILE * typical[k]]
 
 
 def _table_homography(markers: Sequence[Any], profile: Any) -> npt.NDArray[np.float64] | None:
@@ -582,14 +663,20 @@ not tested for touching (a neighbour's centre lies a pitch away, 1.0-1.3 sides).
 
 
 def _touching_image(quads: npt.NDArray[np.float64], tiles: list[int]) -> list[list[int]]:
-    """Groups of tiles touching side to side, judged in each tile's own image frame
-    (pairs ``TOUCH_REACH`` apart are screened out for all pairs at once first:
+    """Groups of tiles touching side to side, judged in each tile's own image frame, or,
+    where that keeps them apart, with a side cut short mended (``_mended_frames``;
+    pairs ``TOUCH_REACH`` apart are screened out for all pairs at once first:
     ``common.within``)."""
     frames = {i: frame(quads[i]) for i in tiles}
+    mended = _mended_frames(quads, tiles)
     own = [frames[i] for i in tiles]
 
     def touching(a: int, b: int) -> bool:
-        fa, fb = frames[a], frames[b]
+        return touching_as(frames[a], frames[b]) or (
+            (a in mended or b in mended)
+            and touching_as(mended.get(a, frames[a]), mended.get(b, frames[b])))
+
+    def touching_as(fa: Frame, fb: Frame) -> bool:
         if np.linalg.norm(fb.centre - fa.centre) > TOUCH_REACH * max(fa.width, fa.height):
             return False
         turned = abs(math.remainder(fa.angle - fb.angle, math.pi))
@@ -603,6 +690,72 @@ def _touching_image(quads: npt.NDArray[np.float64], tiles: list[int]) -> list[li
 
     return linked_groups(tiles, touching, maybe=within(
         own, [TOUCH_REACH * max(f.width, f.height) for f in own]))
+
+
+CUT_SHORT = 0.85
+SIZE_NEAR = 4
+SIZE_REACH = 3.0
+"""A located outline whose width (or height) is under ``CUT_SHORT`` of the median of the
+``SIZE_NEAR`` nearest other located tiles lying along its axes (within ``TOUCH_AXIS``,
+their centres within ``SIZE_REACH`` of its longer side) was cut short round its own
+tile: steps to its neighbours are measured with that median side instead
+(``_mended_frames``). Tiles near each other are seen alike (perspective changes
+slowly), and only an outline shorter than theirs is mended, so a real gap between
+well outlined tiles is measured as before (dev 61425 normal: b17 and b16 outlined
+20 px wide where their neighbours are 25-26, their centres a true pitch apart, a step
+of 1.29 of their own width split a run). Only a side cut while the other is as near
+theirs (within the same share) is mended: tiles all seen smaller or larger than their
+neighbours are not cut, and mending them split pairs whose outlines overlap. Pairs so
+judged only where their own sizes keep them apart, so no pair touching before is
+split. Located tiles of the dev ranges at ``QUARTER_TURNED``: truly touching pairs
+split 109 -> 104 of 12137 (61425 normal; 61021, 61049, 61321, 61337 hard), tiles of
+two constructs joined 12 -> 12; states changed on 5 scenes, 61425 now exact, whole
+and wrong 16 -> 15, none newly wrong."""
+
+
+def _mended_frames(quads: npt.NDArray[np.float64], tiles: list[int]) -> dict[int, Frame]:
+    """The tiles of ``tiles`` with one side cut short (``CUT_SHORT``), each its own frame
+    with that side set to the median of the located tiles near it (every row of
+    ``quads``: Nummix locates tiles only), its other side as near theirs."""
+    mended = _mended_rows(np.ascontiguousarray(quads, np.float64).tobytes())
+    return {i: mended[i] for i in tiles if i in mended}
+
+
+@functools.lru_cache(maxsize=4)
+def _mended_rows(data: bytes) -> dict[int, Frame]:
+    """``_mended_frames`` of every row of the quads (as bytes: the walk of each group
+    asks again of the same photo's quads). The sides and axes of all are measured at
+    once, as ``quad_axes`` does one by one."""
+    quads = np.frombuffer(data, np.float64).reshape(-1, 4, 2)
+    q = np.asarray(quads, np.float64).reshape(-1, 4, 2)
+    right = ((q[:, 1] - q[:, 0]) + (q[:, 2] - q[:, 3])) / 2
+    down = ((q[:, 3] - q[:, 0]) + (q[:, 2] - q[:, 1])) / 2
+    sides = np.stack([np.linalg.norm(right, axis=1), np.linalg.norm(down, axis=1)], axis=1)
+    angles = np.arctan2(right[:, 1], right[:, 0])
+    apart = distances(q.mean(axis=1), q.mean(axis=1))
+    turned = np.abs(np.remainder(angles[:, None] - angles[None, :] + math.pi / 2, math.pi)
+                    - math.pi / 2)
+    near = (apart <= SIZE_REACH * sides.max(axis=1)[:, None]) & (turned <= TOUCH_AXIS)
+    np.fill_diagonal(near, False)
+    order = np.argsort(np.where(near, apart, np.inf), axis=1, kind="stable")[:, :SIZE_NEAR]
+    counted = np.take_along_axis(near, order, axis=1).sum(axis=1)
+    out = {}
+    for i in range(len(q)):
+        k = int(counted[i])
+        if k < 2:
+            continue
+        width, height = np.median(sides[order[i, :k]], axis=0).tolist()
+        wide, tall = sides[i, 0] / max(width, 1e-9), sides[i, 1] / max(height, 1e-9)
+        if wide < CUT_SHORT and abs(tall - 1) <= 1 - CUT_SHORT:  # its width alone cut
+            height = float(sides[i, 1])
+        elif tall < CUT_SHORT and abs(wide - 1) <= 1 - CUT_SHORT:
+            width = float(sides[i, 0])
+        else:
+            continue
+        f = frame(quads[i])
+        out[i] = Frame(f.centre, f.right * (width / max(f.width, 1e-9)),
+                       f.down * (height / max(f.height, 1e-9)))
+    return out
 
 
 def _shared(frames: list[Frame], centre: npt.NDArray[np.float64]) -> Frame:
@@ -671,12 +824,14 @@ def _snap_image(quads: npt.NDArray[np.float64], group: list[int],
     outlined 40 px wide beside a 29 px b13, touching at 0.14 of a side but a step of
     0.35 in the group's size, split off its run; readings otherwise identical on dev
     60000+150, 61600+40, 61700+40 normal and 61900+40 hard, one scene of 60000+80
-    hard laid out differently, wrong and unsure either way)."""
+    hard laid out differently, wrong and unsure either way); where that step is no
+    neighbour's, again with a side cut short mended, as ``_touching_image`` did."""
     frames = frames if frames is not None else _group_frames(quads, group)
     own = [frames[i] for i in group]
     near = within(own, [NEIGHBOUR_REACH * max(f.width, f.height) for f in own])
     place = {i: k for k, i in enumerate(group)}
     sizes = {i: frame(quads[i]) for i in group}
+    mended: dict[int, Frame] | None = None  # measured only where a step needs it
     cells: Cells = {group[0]: (0, 0)}
     todo = [group[0]]
     while todo:
@@ -688,6 +843,12 @@ def _snap_image(quads: npt.NDArray[np.float64], group: list[int],
                 continue
             step = _neighbour(_pair_sized(frames[a], sizes[a], sizes[b]).local(
                 frames[b].centre))
+            if step is None:
+                mended = _mended_frames(quads, group) if mended is None else mended
+                if a in mended or b in mended:
+                    step = _neighbour(_pair_sized(frames[a], mended.get(a, sizes[a]),
+                                                  mended.get(b, sizes[b])).local(
+                                                      frames[b].centre))
             if step is not None:
                 cells[b] = (ra + step[1], ca + step[0])
                 todo.append(b)

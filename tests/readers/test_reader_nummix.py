@@ -360,3 +360,88 @@ def test_the_distance_screen_keeps_every_point_within_its_frame_bounds() -> None
         second = Frame(first.centre + x * right + y * down, right, down)
         keep = within([first, second], [a * first.width + b * first.height] * 2)
         assert keep[0, 1]
+
+
+def test_a_tile_read_turned_a_quarter_against_the_tiles_round_it_is_unsure() -> None:
+    """Dev scene 61908 (hard): r1, its near square outline taken turned a quarter against
+    the three tiles round it, read r14 at 0.89: the reading claimed whole and was wrong.
+    A tile so turned against two or more lying tiles round it (the next may lie across a
+    one-cell gap) is reported unsure; one lying their way, or turned against a single
+    tile, is not."""
+    from companion.readers.nummix import _turned_a_quarter
+    from companion.readers.photo import read_photo
+    from companion.vision.detections import Detections
+
+    scene = render_scene("nummix", seed=61908, difficulty="hard")
+    read = read_photo(scene.image, game="nummix").reading
+    doubted = [u for u in read.unknown if "turned a quarter" in u.get("why", "")]
+    assert len(doubted) == 1 and "r14" in doubted[0]["why"] and read.unread
+
+    def row(turns: list[float], cells: tuple[int, ...] = (0, 1, 2)
+            ) -> tuple[Detections, np.ndarray]:
+        quads = np.stack([_tile((100.0 + 55.0 * k, 100.0), t)
+                          for k, t in zip(cells, turns, strict=True)])
+        n = len(turns)
+        return Detections(quads.astype(np.float32), ("nummix_tile",) * n, ("b5",) * n,
+                          np.float32([0.9] * n), oriented=(True,) * n), quads
+
+    found, quads = row([0.0, 0.0, 0.0])
+    assert _turned_a_quarter(found, quads, [0, 1, 2]) == []
+    found, quads = row([0.0, 90.0, 0.0])
+    assert _turned_a_quarter(found, quads, [0, 1, 2]) == [1]
+    assert _turned_a_quarter(found, quads, [0, 1]) == []  # a single tile round it
+    found, quads = row([0.0, 90.0, 0.0], (0, 1, 3))  # the next across a one-cell gap
+    assert _turned_a_quarter(found, quads, [0, 1, 2]) == [1]
+    found, quads = row([0.0, 90.0, 0.0], (0, 1, 6))  # the next far off
+    assert _turned_a_quarter(found, quads, [0, 1, 2]) == []
+
+
+def test_outlines_cut_short_round_their_tiles_stay_in_their_run() -> None:
+    """Dev scene 61425 (normal): b17 and b16 of the run b16 b17 b1 outlined 20 px wide
+    where their neighbours are 25-26, their centres a true pitch apart: measured in their
+    own width the step was 1.29, and the run split. A side cut short against the tiles
+    near it (``CUT_SHORT``) is measured as theirs; well outlined tiles a quarter of a
+    tile apart stay apart."""
+    from companion.readers.nummix import PITCH, TILE, _touching_image
+    from companion.readers.photo import read_photo
+
+    scene = render_scene("nummix", seed=61425, difficulty="normal")
+    read = read_photo(scene.image, game="nummix").reading
+    got = {frozenset(t for _, _, t in c) for c in nummix_components(read.state["grid"])}
+    assert frozenset({"b16", "b17", "b1"}) in got
+
+    pitch = 2 * 27.0 * PITCH[0] / TILE[0]
+    column = [_tile((300.0, 100.0 + 2 * 37.0 * PITCH[1] / TILE[1] * k), 0.0) for k in range(3)]
+    def run(start: float, narrow: float) -> list[np.ndarray]:
+        quads = [_tile((start + pitch * k, 100.0), 0.0) for k in range(2)]
+        for q in quads:  # each outline narrowed about its own centre
+            q[:, 0] = q[:, 0].mean() + (q[:, 0] - q[:, 0].mean()) * narrow
+        return quads
+
+    cut = np.stack(run(100.0, 20 / 27) + column)
+    assert [0, 1] in _touching_image(cut, list(range(5)))
+    apart = np.stack(run(100.0, 1.0) + column)
+    apart[1] += [0.25 * 54.0, 0.0]  # a quarter of a tile of table between them
+    assert [0, 1] not in _touching_image(apart, list(range(5)))
+
+
+def test_a_tile_outlined_far_smaller_than_the_tiles_near_it_is_unsure() -> None:
+    """Dev scene 61506 (hard): an r13 outlined at a fifth of its neighbours' area read
+    r7 at 0.87, the reading whole and wrong. An outline under a third of the tiles' near
+    it (``SMALL_TILE``) is reported unsure; one at 0.6 of theirs is not."""
+    from companion.readers.nummix import _small_outlines
+    from companion.readers.photo import read_photo
+
+    scene = render_scene("nummix", seed=61506, difficulty="hard")
+    read = read_photo(scene.image, game="nummix").reading
+    doubted = [u for u in read.unknown if "under a third" in u.get("why", "")]
+    assert len(doubted) == 1 and "r7" in doubted[0]["why"] and read.unread
+
+    def row(scale: float) -> np.ndarray:
+        quads = np.stack([_tile((100.0 + 55.0 * k, 100.0), 0.0) for k in range(7)])
+        centre = quads[3].mean(axis=0)
+        quads[3] = centre + (quads[3] - centre) * np.sqrt(scale)  # area times scale
+        return quads
+
+    assert _small_outlines(row(0.3), list(range(7))) == [3]
+    assert _small_outlines(row(0.6), list(range(7))) == []
