@@ -726,8 +726,7 @@ def _mended_rows(data: bytes) -> dict[int, Frame]:
     """``_mended_frames`` of every row of the quads (as bytes: the walk of each group
     asks again of the same photo's quads). The sides and axes of all are measured at
     once, as ``quad_axes`` does one by one."""
-    quads = np.frombuffer(data, np.float64).reshape(-1, 4, 2)
-    q = np.asarray(quads, np.float64).reshape(-1, 4, 2)
+    q = np.frombuffer(data, np.float64).reshape(-1, 4, 2)
     right = ((q[:, 1] - q[:, 0]) + (q[:, 2] - q[:, 3])) / 2
     down = ((q[:, 3] - q[:, 0]) + (q[:, 2] - q[:, 1])) / 2
     sides = np.stack([np.linalg.norm(right, axis=1), np.linalg.norm(down, axis=1)], axis=1)
@@ -752,7 +751,7 @@ def _mended_rows(data: bytes) -> dict[int, Frame]:
             width = float(sides[i, 0])
         else:
             continue
-        f = frame(quads[i])
+        f = frame(q[i])
         out[i] = Frame(f.centre, f.right * (width / max(f.width, 1e-9)),
                        f.down * (height / max(f.height, 1e-9)))
     return out
