@@ -150,7 +150,8 @@ _RUN_INT8 = {"copies": True}
 def float_models() -> Iterator[None]:
     """Within this block the reader runs the float models, not their 8-bit copies
     (``train.quantize.reader_crops``: a copy's ranges come from the crops the float
-    reader cuts, so making it again gives the same copy). Not for use across threads."""
+    reader cuts, so the copy made again from the same code is the same whether or not
+    one exists already). Not for use across threads."""
     load_model.cache_clear()
     _RUN_INT8["copies"] = False
     try:
