@@ -73,7 +73,7 @@ def run_train(args: argparse.Namespace) -> int:
             print(json.dumps(quantize_named(name, seed=args.seed, out=out)))
         return 0
     for name in names:
-        summary = train_named(name, seed=args.seed, out=Path(args.out), epochs=args.epochs,
+        summary = train_named(name, seed=args.seed, out=out, epochs=args.epochs,
                               scenes=args.scenes, faces=args.faces,
                               located=args.located,
                               init=Path(args.init) if args.init is not None else None)

@@ -148,7 +148,9 @@ def per_crop_us(name: str, models_dir: Path, *, int8: bool, batch: int = 64,
 
 
 def int8_section(result: dict[str, Any], measured: dict[str, Any]) -> list[str]:
-    """The model card's section on the 8-bit copy (``card.write_card`` and ``--int8-only``)."""
+    """The model card's section on the 8-bit copy (``write_int8_section``)."""
+    from companion.vision.reading import UNSURE
+
     def pct(pair: tuple[int, int]) -> str:
         return f"{100 * pair[0] / max(1, pair[1]):.1f} % ({pair[0]}/{pair[1]})"
 
@@ -165,7 +167,7 @@ def int8_section(result: dict[str, Any], measured: dict[str, Any]) -> list[str]:
         f"- Same label as the float model on {100 * result['same_label']:.2f} % of "
         f"{result['held_out_crops']} held-out training crops (seed {result['seed'] + 1}), "
         f"and on {100 * result['same_label_sure']:.2f} % of those the float model reads "
-        "surely (top probability ≥ 0.8).",
+        f"surely (top probability ≥ {UNSURE:g}).",
         f"- Time a crop (batches of 64, one thread, median): float {result['float_us']:.0f} µs, "
         f"8-bit {result['int8_us']:.0f} µs.",
     ]
