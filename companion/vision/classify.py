@@ -314,7 +314,8 @@ def _doubted_unless_nudges_agree(model: Model, balanced: Image, kind: str,
     """Each sure reading (``UNSURE``) of ``readings`` kept only if every outline of
     ``AGREE_NUDGES`` about its start reads the same label the same way up. Else it is
     read through its outline fitted to the photo (``align.fit_card_outline``, the
-    ``EDGE_FITS`` best fits): if most of them read one label the same way up, the mean
+    ``EDGE_FITS`` best fits): if most of them read one label the same way up, and the
+    located outline's label, read by a fit too, does not tie it (``_fits_outvote``), the mean
     of those readings takes its place (and the first of those fits its start); else it
     takes the mean of the nudged readings' probabilities and its own: a label read sure
     by chance through one outline is doubted. Returns the doubted readings, each with the least
@@ -338,7 +339,10 @@ def _doubted_unless_nudges_agree(model: Model, balanced: Image, kind: str,
     for k in list(doubted):
         mine = [(fit, r) for (j, fit), r in zip(fits, fitted, strict=True) if j == k]
         votes = Counter((int(r.probs.argmax()), r.turned) for _, r in mine)
-        if votes and 2 * votes.most_common(1)[0][1] > len(mine):
+        own = (int(readings[k].probs.argmax()), readings[k].turned)
+        witnesses = sum((int(r.probs.argmax()), r.turned) == own and r.probs.max() >= UNSURE
+                        for _, r in mine)
+        if votes and _fits_outvote(votes, len(mine), own, witnesses):
             (top, turned), _ = votes.most_common(1)[0]
             agree = [(fit, r) for fit, r in mine if (int(r.probs.argmax()), r.turned)
                      == (top, turned)]
@@ -349,6 +353,22 @@ def _doubted_unless_nudges_agree(model: Model, balanced: Image, kind: str,
         readings[k] = Reading(np.mean(doubted[k], axis=0), readings[k].turned)
         doubted[k] = np.min(doubted[k], axis=0)
     return doubted
+
+
+def _fits_outvote(votes: Counter[tuple[int, bool]], fits: int, own: tuple[int, bool],
+                  witnesses: int) -> bool:
+    """Whether the readings of a doubted piece's ``fits`` fitted outlines (``votes``: label,
+    turned -> how many) settle it: most of them read one label the same way up and, when
+    that is not the located outline's reading ``own``, ``own`` with its ``witnesses`` (the
+    fits that read it too, surely: ``UNSURE``), if any, does not tie it. Dev 61613 normal: a 6
+    read 1.0 through its located outline and one fit, 5 at 0.56 and 0.59 through two fits
+    askew, was read 5 (unsure); now doubted, it is read again sharpened (``_sharpened_readings``),
+    surely 6. Dev 60623: a 5 read a sure 8 through its located outline, 5 at 0.95 and 0.99
+    through two fits and 8 at 0.58 through the third (no witness), is read 5 as before."""
+    (top, count), = votes.most_common(1)
+    if 2 * count <= fits:
+        return False
+    return top == own or not witnesses or witnesses + 1 < count
 
 
 SHARPENED_KINDS = ("rox_scoring",)
@@ -380,7 +400,8 @@ def _sharpened_readings(read: Detections, balanced: Image, models_dir: Path) -> 
     that mean, the way up most of them read it (and is no longer doubted, nor asked of
     Tesseract). The same label read both blurred and
     sharpened, through outlines a little off, is not sure by chance; a label the
-    sharpened photo alone reads is not taken (dev 61613 normal: a 6 read 5 at 0.57, 5
+    sharpened photo alone reads is not taken (dev 61613 normal, through a fit askew before
+    ``_fits_outvote``: a 6 read 5 at 0.57, 5
     at 0.93 sharpened through its outline but 0.45-0.88 or 6 through the nudged ones)."""
     doubted = read.data.get(DOUBTED, (None,) * len(read))
     pieces = [i for i in read if read.kinds[i] in SHARPENED_KINDS and read.labels[i] is not None
