@@ -35,6 +35,7 @@ SECTIONS: list[str] = [
     "companion.vision.classify_bench:bench_classify_vs_tesseract",
     "companion.vision.segment_bench:bench_locate_learned",
     "companion.readers.photo_bench:bench_photo_to_state",
+    "companion.readers.photo_bench:bench_phone_photos",
     "companion.vision.sheet_bench:bench_sheets",
 ]
 

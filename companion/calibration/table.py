@@ -7,7 +7,7 @@ markers no seats, without the grey card the balance comes from the pieces' own w
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import cv2
@@ -88,6 +88,19 @@ class TableProfile:
                        str(data["white_source"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(str(path), f"not a table profile ({exc})") from None
+
+    def scaled(self, factor: float) -> TableProfile:
+        """The profile for the same camera's frames resized by ``factor`` (a large photo
+        read from a shrunk copy): image sizes and positions times ``factor``."""
+        to_table = None
+        if self.image_to_table is not None:
+            back = np.diag([1 / factor, 1 / factor, 1.0])
+            to_table = tuple(tuple(float(v) for v in row)
+                             for row in np.asarray(self.image_to_table, np.float64) @ back)
+        seats = tuple(replace(s, image_xy=(s.image_xy[0] * factor, s.image_xy[1] * factor))
+                      for s in self.seats)
+        size = (round(self.image_size[0] * factor), round(self.image_size[1] * factor))
+        return replace(self, image_size=size, image_to_table=to_table, seats=seats)
 
     def to_table(self, points: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """Image pixels to table millimetres (needs the corner markers)."""

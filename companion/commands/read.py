@@ -94,8 +94,11 @@ def format_reading(doc: dict[str, Any]) -> str:
 
 def format_pieces(doc: dict[str, Any]) -> str:
     """Human output: one line per piece (label, confidence, kind, centre), then timing."""
-    lines = [f"{doc['game']}: {len(doc['pieces'])} piece(s) in "
-             f"{doc['image']['width']}×{doc['image']['height']}"]
+    image = doc["image"]
+    lines = [f"{doc['game']}: {len(doc['pieces'])} piece(s) in {image['width']}×{image['height']}"
+             + (f" (read shrunk to {round(image['width'] * image['read_scale'])}×"
+                f"{round(image['height'] * image['read_scale'])})"
+                if image.get("read_scale", 1.0) < 1.0 else "")]
     for piece in doc["pieces"]:
         xs = [p[0] for p in piece["quad"]]
         ys = [p[1] for p in piece["quad"]]

@@ -8,10 +8,12 @@ so the verdict can be shown on the photo.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -65,10 +67,23 @@ class PhotoReading:
 def read_photo(image: npt.NDArray[np.uint8], *, game: str, players: Sequence[str] | None = None,
                caller: str | None = None, profile: TableProfile | None = None,
                extra: Mapping[str, Any] | None = None, use_classifier: bool = True,
-               deck: DeckProfile | None = None, locator: str = "learned") -> PhotoReading:
+               deck: DeckProfile | None = None, locator: str = "learned",
+               full_size: bool = False) -> PhotoReading:
     """Read ``game`` from a BGR photo and check the state it shows (an enrolled ``deck``
     maps the user's own artwork's colours to the look the readers know; ``locator`` is
-    one of vision.pipeline.LOCATORS)."""
+    one of vision.pipeline.LOCATORS). A photo longer than ``READ_SIDE`` is read from a
+    copy shrunk to it (``read_scale``), unless ``full_size``, and what is found is given in
+    the photo's own pixels."""
+    scale = 1.0 if full_size else read_scale(image.shape, game)
+    if scale < 1.0:
+        started = time.perf_counter()
+        small: npt.NDArray[np.uint8] = cv2.resize(image, None, fx=scale, fy=scale,
+                                                 interpolation=cv2.INTER_AREA)
+        shrink_ms = (time.perf_counter() - started) * 1000
+        read = read_photo(small, game=game, players=players, caller=caller,
+                          profile=profile.scaled(scale) if profile else None, extra=extra,
+                          use_classifier=use_classifier, deck=deck, locator=locator)
+        return _in_photo_pixels(read, image.shape, scale, shrink_ms)
     balanced = apply_white_gains(image, profile.white_gains) if profile else image
     markers = tuple(detect_markers(image, seats=len(players) if players else None))  # once
     pieces = read_image(balanced, game=game, use_classifier=use_classifier, deck=deck,
@@ -99,6 +114,50 @@ def read_photo(image: npt.NDArray[np.uint8], *, game: str, players: Sequence[str
             error = (f"{len(reading.unknown)} thing(s) could not be read, and the position "
                      f"cannot be checked without them ({exc})")
     return PhotoReading(pieces, reading, check, error, markers)
+
+
+READ_SIDE = 1920
+"""A photo whose long side is longer than this many pixels is read from a copy shrunk to
+it (area-averaged, as a camera with fewer pixels would see the table). The readers were
+built and measured on 1280×720 photos; a phone's 4032×3024 photo mostly cost time. Dev
+scenes rendered at 4032×3024, read as they are and shrunk to a long side of 1920, wall
+time a photo median on a loaded host: normal (61100-61119, each game) exact 80 -> 81 of
+100, read whole and wrong 3 -> 3, Nummix 762 -> 310, Qwixx 917 -> 315, Cat in the Box
+1006 -> 482, Nox 810 -> 210, Rox 1050 -> 349 ms (to 1280 or 1600: exact 81); hard
+(61900-61911 each game, Nummix 61700-61729 too) exact Nummix 18 -> 17 of 42, Qwixx
+10 -> 9, Cat in the Box 5 -> 5, Nox 7 -> 8 of 12, read whole and wrong 8 -> 6 (these
+four games), about 3x as fast. No photo up to full HD (1920×1080) changes."""
+READ_SIDE_BY_GAME = {"rox": 2560}
+"""Games read from a larger copy: a Rox card's 16 edge symbols are the smallest things
+any reader reads. Rox at 4032×3024, exact read as it is, shrunk to 1920 and to 2560:
+hard 61900-61911 6, 6, 8 of 12, 61700-61719 11, 9, 10 of 20; normal 61100-61119 15 of
+20 each way, read whole and wrong none; wall time a photo (hard 61700+20) 1605, 535
+and 783 ms."""
+
+
+def read_scale(shape: tuple[int, ...], game: str) -> float:
+    """The factor (at most 1) by which a photo of ``shape`` (height, width, ...) of
+    ``game`` is shrunk to be read (``READ_SIDE``, ``READ_SIDE_BY_GAME``)."""
+    return min(1.0, READ_SIDE_BY_GAME.get(game, READ_SIDE) / max(shape[0], shape[1]))
+
+
+def _in_photo_pixels(read: PhotoReading, shape: tuple[int, ...], scale: float,
+                     shrink_ms: float) -> PhotoReading:
+    """``read``, made from a copy of a photo of ``shape`` shrunk by ``scale``, with its
+    quads, hand regions and markers in the photo's own pixels, the photo's size and the
+    scale it was read at (``read_scale`` in the JSON's ``image``), and the time the
+    shrinking took."""
+    height, width = shape[0], shape[1]
+    grow = 1 / scale  # cv2.resize maps pixels by the factor it is given
+    found = read.pieces.detections
+    pieces = replace(read.pieces, detections=found.with_fields(quads=found.quads * grow),
+                     width=int(width), height=int(height), scale=scale,
+                     timing_ms={"shrink": shrink_ms, **read.pieces.timing_ms})
+    unknown = [{**u, "region": (np.asarray(u["region"], np.float64) * grow).round(1).tolist()}
+               if "region" in u else u for u in read.reading.unknown]
+    markers = tuple(Marker(m.id, (m.corners * grow).astype(np.float32)) for m in read.markers)
+    return replace(read, pieces=pieces, reading=replace(read.reading, unknown=unknown),
+                   markers=markers)
 
 
 ON_HAND_GAMES = ("rox", "nox")

@@ -8,7 +8,7 @@ import time
 
 from companion.benchmarks import Section
 from companion.readers import GAMES
-from companion.readers.photo import read_photo
+from companion.readers.photo import read_photo, read_scale
 from companion.readers.truth import compare, given_names, hidden
 from companion.synth import render_scene
 
@@ -85,3 +85,53 @@ def _tenth_slowest(times: list[float]) -> float:
     """The 90th percentile of ``times`` (within them: the inclusive method, so a handful
     of quick-mode photos give no figure beyond the slowest)."""
     return statistics.quantiles(times, n=10, method="inclusive")[-1]
+
+
+PHONE_SIZE = (4032, 3024)
+"""A phone's photo (12 MP), the largest COMPONENTS.md names."""
+PHONE_SCENES = 10
+"""Scenes per game of the phone-sized section: each is read twice (shrunk, and as it is,
+about 1-2 s on this machine)."""
+
+
+def bench_phone_photos(*, quick: bool) -> Section:
+    """Photo -> state on phone-sized photos: read as ``companion read`` reads them (from a
+    copy shrunk to ``READ_SIDE``) and as they are, the same scenes."""
+    count = 2 if quick else PHONE_SCENES
+    width, height = PHONE_SIZE
+    rows = []
+    for game in GAMES:
+        exact = {False: 0, True: 0}
+        whole_wrong = {False: 0, True: 0}
+        times: dict[bool, list[float]] = {False: [], True: []}
+        for k in range(count):
+            scene = render_scene(game, seed=FIRST_SEED + k, difficulty="normal",
+                                 width=width, height=height)
+            players, caller = given_names(scene)
+            for full_size in (False, True):
+                t0 = time.perf_counter()
+                photo = read_photo(scene.image, game=game, players=players, caller=caller,
+                                   full_size=full_size)
+                times[full_size].append((time.perf_counter() - t0) * 1000)
+                right = compare(scene, photo.reading).state
+                exact[full_size] += right
+                whole_wrong[full_size] += not photo.reading.unread and not right
+        side = round(max(width, height) * read_scale(scene.image.shape, game))
+        rows.append([game, str(count), f"{side} px",
+                     f"{100 * exact[False] / count:.0f} % / {100 * exact[True] / count:.0f} %",
+                     f"{whole_wrong[False]} / {whole_wrong[True]}",
+                     f"{statistics.median(times[False]):.0f} / "
+                     f"{statistics.median(times[True]):.0f}"])
+    return Section(
+        "Photo to checked state: phone-sized photos",
+        ["game", "scenes", "read at (long side)", "state exact: shrunk / as it is",
+         "read whole and wrong: shrunk / as it is",
+         "photo → verdict ms (median): shrunk / as it is"],
+        rows,
+        [f"Scenes from companion.synth at {width}×{height} (a phone's 12 MP photo), normal "
+         f"difficulty, seeds {FIRST_SEED}…; each read by `companion read`'s path, which "
+         "reads a photo longer than `readers.photo.READ_SIDE` from a copy shrunk to it "
+         "(Rox: `READ_SIDE_BY_GAME`), and read again as it is (`full_size`), compared "
+         "with the scene's truth as in 'Photo to checked state'.",
+         "The readers were built on 1280×720 photos: the shrunk copy gives their pieces "
+         "as many pixels as those photos do or more, and takes a fraction of the time."])

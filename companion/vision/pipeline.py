@@ -46,13 +46,16 @@ and boards (their size varies with the camera's tilt, one a photo) nor tokens.""
 @dataclass(frozen=True)
 class ReadResult:
     """What ``read_image`` found: the detections (classified unless the classifier was
-    off and OCR could not read them) and milliseconds per stage."""
+    off and OCR could not read them) and milliseconds per stage. ``scale``: the size the
+    photo was read at against its own (below 1 for a large photo read from a shrunk copy,
+    ``readers.photo.READ_SIDE``); the quads are in the photo's own pixels either way."""
 
     detections: Detections
     width: int
     height: int
     game: str
     timing_ms: dict[str, float] = field(default_factory=dict)
+    scale: float = 1.0
 
     def to_json(self) -> dict[str, Any]:
         """The ``companion read --json`` shape: game, image size, pieces, timing."""
@@ -74,7 +77,8 @@ class ReadResult:
                 piece["alternatives"] = [[str(label), round(float(p), 4)]
                                          for label, p in (alternatives[i] or ())]
             pieces.append(piece)
-        return {"game": self.game, "image": {"width": self.width, "height": self.height},
+        return {"game": self.game, "image": {"width": self.width, "height": self.height,
+                                             "read_scale": round(self.scale, 4)},
                 "pieces": pieces,
                 "timing_ms": {k: round(v, 1) for k, v in self.timing_ms.items()}}
 

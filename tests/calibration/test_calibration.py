@@ -167,6 +167,22 @@ def test_table_profile_round_trips(tmp_path: Path) -> None:
     assert TableProfile.load(tmp_path / "table.json") == profile
 
 
+def test_a_scaled_table_profile_maps_the_shrunk_frame_alike() -> None:
+    """A profile made at one frame size serves a copy of that frame shrunk by a factor
+    (a phone photo read shrunk, ``readers.photo.READ_SIDE``): the same table millimetres
+    and seats at the shrunk pixels."""
+    frame, _ = table_frame()
+    profile = calibrate_table(frame, seat_names={11: "Anna"})
+    assert profile.image_to_table is not None and profile.seats
+    half = profile.scaled(0.5)
+    points = np.array([[100.0, 80.0], [640.0, 360.0], [1100.0, 650.0]])
+    assert np.allclose(half.to_table(points * 0.5), profile.to_table(points), atol=1e-6)
+    assert half.image_size == (profile.image_size[0] // 2, profile.image_size[1] // 2)
+    assert [s.image_xy for s in half.seats] == [
+        (s.image_xy[0] * 0.5, s.image_xy[1] * 0.5) for s in profile.seats]
+    assert [s.name for s in half.seats] == [s.name for s in profile.seats]
+
+
 def _board_views(matrix: np.ndarray, count: int) -> list[np.ndarray]:
     """Photos of the printed ChArUco board from several angles through ``matrix``."""
     board = charuco_board()

@@ -88,6 +88,46 @@ def test_fingers_outlined_as_rox_cards_apart_from_the_rows_are_no_cards() -> Non
     assert any(u["what"] == "element card" for u in read.unknown)
 
 
+def test_a_phone_sized_photo_is_read_shrunk_and_answered_in_its_own_pixels() -> None:
+    """Dev 61109 (normal) rendered at a phone's 4032×3024 with a hand over the table: read
+    from a copy shrunk (``read_scale``: to 2560 px long for Rox), the
+    state is the scene's, the quads lie on the truth's pieces in the photo's own pixels,
+    and pieces, hand and markers are where the shrunk copy's reading puts them, grown
+    back."""
+    from companion.readers.photo import read_photo, read_scale
+    from companion.readers.truth import compare, given_names
+    from companion.vision.detections import quad_iou
+
+    scene = render_scene("rox", seed=61109, difficulty="normal", width=4032, height=3024)
+    players, caller = given_names(scene)
+    big = read_photo(scene.image, game="rox", players=players, caller=caller)
+    scale = read_scale(scene.image.shape, "rox")
+    assert scale < 1.0
+    assert (big.pieces.width, big.pieces.height) == (4032, 3024)
+    assert big.to_json()["image"] == {"width": 4032, "height": 3024,
+                                      "read_scale": round(scale, 4)}
+    assert "shrink" in big.pieces.timing_ms
+    assert compare(scene, big.reading).state
+    truths = [np.asarray(t.quad, np.float32).reshape(4, 2) for t in scene.pieces
+              if not t.covered]
+    found = big.pieces.detections.quads
+    best = [max(quad_iou(q, t) for t in truths) for q in found]
+    assert len(found) >= 10 and np.median(best) >= 0.85, best
+    small = cv2.resize(scene.image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    alone = read_photo(small, game="rox", players=players, caller=caller)
+    assert alone.pieces.scale == 1.0 and alone.pieces.width == round(4032 * scale)
+    assert big.reading.state == alone.reading.state
+    assert np.allclose(found, alone.pieces.detections.quads / scale, atol=0.01)
+    regions = [(u["region"], v["region"]) for u, v in zip(
+        big.reading.unknown, alone.reading.unknown, strict=True) if "region" in u]
+    assert regions, "the scene's hand is reported as a region of the photo"
+    for grown, shrunk in regions:
+        assert np.allclose(grown, np.asarray(shrunk) / scale, atol=0.1)
+    assert [m.id for m in big.markers] == [m.id for m in alone.markers]
+    for m, n in zip(big.markers, alone.markers, strict=True):
+        assert np.allclose(m.corners, n.corners / scale, atol=0.01)
+
+
 def test_rox_pieces_within_a_hands_outline_are_unread() -> None:
     """Dev 60415 (normal): fingertips outlined as a scoring card read a sure 10; lying
     within the hand's outline, it is unknown and the photo reads exactly. Dev 60609: a
@@ -457,6 +497,23 @@ def test_photo_bench_reports_the_time_tail(monkeypatch: pytest.MonkeyPatch) -> N
         median = float(row[section.headers.index("photo → verdict ms (median)")])
         tail, slowest = (float(v) for v in row[-1].split(" / "))
         assert 0 < median <= tail <= slowest
+
+
+def test_phone_photo_bench_reads_each_photo_shrunk_and_as_it_is(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The phone-sized section reads every photo both ways and says at what size the
+    shrunk copy was read."""
+    from companion.readers import photo_bench
+
+    monkeypatch.setattr(photo_bench, "GAMES", ("nox",))
+    monkeypatch.setattr(photo_bench, "PHONE_SIZE", (2560, 1920))
+    section = photo_bench.bench_phone_photos(quick=True)
+    (row,) = section.rows
+    assert row[:3] == ["nox", "2", "1920 px"]
+    shares = row[section.headers.index("state exact: shrunk / as it is")].split(" / ")
+    assert all(s.endswith(" %") and 0 <= float(s[:-2]) <= 100 for s in shares)
+    times = row[section.headers.index("photo → verdict ms (median): shrunk / as it is")]
+    assert all(float(t) > 0 for t in times.split(" / "))
 
 
 def test_a_rox_scoring_card_blurred_by_motion_is_read_sharpened() -> None:

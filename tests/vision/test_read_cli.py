@@ -24,12 +24,37 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     return code, out, err
 
 
+def test_a_large_photo_is_read_shrunk_and_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A photo longer than ``READ_SIDE`` is read from a shrunk copy; the JSON gives the
+    photo's own size, the scale and quads in its own pixels, the human lines the size read."""
+    from companion.synth import render_scene
+
+    scene = render_scene("nox", seed=61100, difficulty="normal", width=2560, height=1440)
+    photo = tmp_path / "big.jpg"
+    cv2.imwrite(str(photo), scene.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    code, out, err = _run(capsys, "read", "nox", str(photo), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["image"] == {"width": 2560, "height": 1440, "read_scale": 0.75}
+    assert {"shrink", "locate", "classify", "total"} <= set(doc["timing_ms"])
+    from companion.vision.detections import quad_iou
+
+    truths = [np.asarray(t.quad, np.float32).reshape(4, 2) for t in scene.pieces]
+    best = [max(quad_iou(np.asarray(p["quad"], np.float32), t) for t in truths)
+            for p in doc["pieces"]]
+    assert len(best) >= 5 and np.median(best) >= 0.8, best  # on the pieces, full-size pixels
+    code, out, err = _run(capsys, "read", "nox", str(photo))
+    assert code == 0, err
+    assert "in 2560×1440 (read shrunk to 1920×1080)" in out.splitlines()[0]
+
+
 def test_json_has_the_contract_shape(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _run(capsys, "read", "nummix", str(PHOTO), "--json")
     assert code == 0, err
     doc = json.loads(out)
     assert doc["game"] == "nummix"
-    assert doc["image"] == {"width": 1000, "height": 750}
+    assert doc["image"] == {"width": 1000, "height": 750, "read_scale": 1.0}
     assert set(doc["timing_ms"]) == {"locate", "classify", "total"}
     assert doc["timing_ms"]["total"] >= doc["timing_ms"]["locate"] >= 0
     assert len(doc["pieces"]) >= 10
