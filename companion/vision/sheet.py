@@ -347,7 +347,7 @@ their ink, dev 61000-61839 normal and 61000, 61300, 61500, 61800, 61900 + 0-39 h
 (each range + 0-39): 23 of the 26 where there was none under 0.98 (the others 0.98-0.99),
 36 of the 105 true ones; the pads flagged with boxes read surely wrong kept 2 or more
 such (61409, 61628, hard 61322, 61820), while 61404 Sofia and hard 61007 Lea, 61014 Tom
-(no box wrong) had 0-1, and hard 61502 Sofia 1 (read whole in the photo: 4 unsure, none
+(no box wrong) had 0-1, and hard 61502 Sofia 1 (in the photo's full read: 4 unsure, none
 wrong)."""
 
 
