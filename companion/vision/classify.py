@@ -623,6 +623,7 @@ def classify(image: Image, detections: Detections, *, game: str,
                                   oriented=tuple(oriented), data=data)
     if sheet_rows:
         read = _sheets_cut_in_two(read, balanced, markers)
+        read = _sheets_at_their_size(read, balanced, markers)
         if use_classifier:
             read = cards_checked_on_sheets(read, balanced, markers, models_dir)
             read = _with_sheets_outlined_as_cards(read, balanced, markers)
@@ -718,6 +719,89 @@ def _sheets_cut_in_two(read: Detections, balanced: Image, markers: Sequence[Any]
     read = read.with_fields(quads=quads, oriented=tuple(oriented),
                             data={**read.data, "boxes": tuple(boxes)})
     return Detections.concat([read, *added])
+
+
+SIZED_SHEET_SMALL = 0.7
+"""A pad read unsure as a whole is read again at a pad's size (``_sheets_at_their_size``)
+only when its outline covers under this share of a pad on the table (in the nearest
+sheet read surely's plane): dev 61404's covered 0.45. Of 23 unsure pads on dev normal
+61113-61718 and hard 61003-61918 the others covered 0.33-0.62 (fingers outlined as a
+sheet 0.33, 0.34: 61417, 61419; pads half under a hand 0.47, 0.56, 0.62) or 0.75-1.42.
+Read again, a photo costs 0.8-0.9 s more (dev 61409, 61417, 61419); without this bar no
+pad but 61404's read otherwise on dev 61000, 61400, 61600 + 0-39 normal and 61900 + 0-39
+hard."""
+SIZED_SHEET_INSIDE = 0.3
+"""A pad read again from a start of a pad's size is taken only when at least this share
+of its located outline lies within the pad so found: the found pad is the outlined one,
+not a neighbour (dev 61404's outline lay all within its pad; an outline run from a pad on
+to a hand, hard 61528, lies about half on it). Chosen, not tuned."""
+SIZED_SHEET_OVERLAP = 0.2
+"""... nor when the pad so found overlaps another located sheet's outline by more than
+this (intersection over union): a search slid on to the next pad would read that pad
+surely, a sheet twice. Chosen, not tuned: pads apart barely overlap, a pad found twice
+nearly wholly."""
+
+
+def _sheets_at_their_size(read: Detections, balanced: Image, markers: Sequence[Any]
+                          ) -> Detections:
+    """``read`` with each pad read unsure as a whole (``sheet.SHEET_SURE``) and outlined
+    small (``SIZED_SHEET_SMALL``) read again from a start of a pad's size: its outline's
+    middle and long side's direction in the plane of the nearest sheet read surely, the
+    pad's millimetres there. The locator can outline half a pad (dev 61404, a washed-out
+    pad), and the fit's own search looks only at sizes near the outline's. Taken when it
+    reads surely, holds ``SIZED_SHEET_INSIDE`` of the outline and lies on no other sheet
+    (``SIZED_SHEET_OVERLAP``); the sheet's outline is then the found pad's."""
+    from companion.synth.pieces import PIECE_MM
+    from companion.vision.detections import quad_iou
+    from companion.vision.sheet import printed_sheet, read_sheet, read_surely, sheet_plane
+
+    planes = sheet_planes(read, markers, sure=True)
+    if not planes:
+        return read
+    boxes = list(read.data.get("boxes", (None,) * len(read)))
+    quads, oriented = read.quads.copy(), list(read.oriented)
+    sheets = [i for i in read if read.kinds[i] == "qwixx_sheet"]
+    width, height = PIECE_MM["qwixx_sheet"]
+    face = np.array([[[0, 0]], [[width, 0]], [[width, height]], [[0, height]]], np.float64)
+    changed = False
+    for i in sheets:
+        if not boxes[i] or read_surely(boxes[i]) or printed_sheet(markers, read.quads[i]):
+            continue
+        to_image = nearest_plane(planes, read.quads[i])
+        on_table = cv2.perspectiveTransform(read.quads[i].reshape(-1, 1, 2).astype(np.float64),
+                                            np.linalg.inv(to_image)).reshape(4, 2)
+        if abs(cv2.contourArea(on_table.astype(np.float32))) >= SIZED_SHEET_SMALL * width * height:
+            continue
+        along = (on_table[1] - on_table[0]) + (on_table[2] - on_table[3])
+        across = (on_table[2] - on_table[1]) + (on_table[3] - on_table[0])
+        if np.linalg.norm(across) > np.linalg.norm(along):
+            along = across
+        u = along / (np.linalg.norm(along) + 1e-9)
+        v = np.array([-u[1], u[0]])
+        half_w, half_h = u * width / 2, v * height / 2
+        rect = on_table.mean(axis=0) + np.array(
+            [-half_w - half_h, half_w - half_h, half_w + half_h, -half_w + half_h])
+        start = cv2.perspectiveTransform(rect.reshape(-1, 1, 2), to_image).reshape(4, 2)
+        again = read_sheet(balanced, start.astype(np.float32), markers=markers,
+                           balanced=True, starts=[read.quads[i]])
+        if not read_surely(again):
+            continue
+        h = sheet_plane(again, printed=False)
+        if h is None:
+            continue
+        found = cv2.perspectiveTransform(face, h).reshape(4, 2).astype(np.float32)
+        located = read.quads[i].astype(np.float32)
+        inside, _ = cv2.intersectConvexConvex(located, found)
+        if inside < SIZED_SHEET_INSIDE * abs(cv2.contourArea(located)) or any(
+                quad_iou(found, read.quads[j]) > SIZED_SHEET_OVERLAP for j in sheets if j != i):
+            continue
+        quads[i], oriented[i] = _sheet_upright(found, again)
+        boxes[i] = again
+        changed = True
+    if not changed:
+        return read
+    return read.with_fields(quads=quads, oriented=tuple(oriented),
+                            data={**read.data, "boxes": tuple(boxes)})
 
 
 def _with_sheets_outlined_as_cards(read: Detections, balanced: Image, markers: Sequence[Any]
