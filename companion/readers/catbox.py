@@ -16,8 +16,10 @@ from typing import Any
 
 import cv2
 import numpy as np
+import numpy.typing as npt
 
 from companion.readers.common import ReadState, frame, indices, unsure
+from companion.synth.pieces import PIECE_MM
 from companion.vision.board import BLOCKED, largest_board
 from companion.vision.detections import Detections
 from companion.vision.locate import board_cell
@@ -38,6 +40,14 @@ cells' middles may make along an axis."""
 FIT_RMS = 0.12
 """The fit is used only if it leaves the tokens this close (root mean square, cells) to
 their cells' middles: otherwise the outline is off by more than a small change mends."""
+TINY_CARD = 0.25
+"""A card whose outline covers less than this share of a card's area on the table (the
+board's plane, its size from the board's) is reported unknown: no card of the trick is so
+small. Dev 61524 hard: a blob on the board's corner, 0.013 of a card, read 6 at 0.90 and
+added to the trick, read whole. Of the 1329 cards read on dev Cat in the Box 61600, 61700,
+61000, 61200 (+40, normal), 61900, 61700, 61800, 61100, 61300, 61500, 60500 (+40, hard)
+that one and 61534's (0.08, a 2 where no card lies) were the smallest; every other 0.38 or
+more (a card half under another)."""
 TOKENS_OFF_GRID = 0.2
 """Tokens (MIN_TOKENS_TO_FIT or more) lying this far (root mean square along the columns
 or the rows, cells, after ``_fit_to_cells``) from their cells' middles show a grid off the
@@ -164,6 +174,14 @@ def _off_middles(xs: Sequence[float]) -> float:
     x = np.asarray(xs, np.float64)
     off = x - np.floor(x) - 0.5
     return float(np.sqrt(np.mean(off * off)))
+
+
+def _card_share(quad: npt.NDArray[np.float32], to_board: npt.NDArray[np.float64]) -> float:
+    """The area of a card's ``quad`` on the board's plane (``to_board``: the image to the
+    board's unit square) as a share of a Cat in the Box card's (``PIECE_MM``)."""
+    on_board = cv2.perspectiveTransform(quad.reshape(1, 4, 2).astype(np.float32), to_board)
+    card, board = (float(np.prod(PIECE_MM[k])) for k in ("catbox_card", "catbox_board"))
+    return abs(float(cv2.contourArea(on_board.reshape(4, 2)))) / (card / board)
 
 
 def _grid_off(detections: Detections, board: int) -> bool:
@@ -295,6 +313,10 @@ def _cards(detections: Detections, board: int | None, result: ReadState
         result.roles[i] = {"role": "revealed card" if beside else "trick card",
                            "position": len(out) + 1}
         problem = unsure(detections, i, "card")
+        if to_board is not None and _card_share(detections.quads[i], to_board) < TINY_CARD:
+            problem = {"piece": i, "what": "card", "why": (
+                "far smaller than a card on the board's table: a mark or a scrap read as "
+                "a card, or a card mostly hidden")}
         if detections.data.get("under_hand", (None,) * len(detections))[i]:
             problem = {"piece": i, "what": "card",
                        "why": "partly under a hand: its number cannot be told"}

@@ -204,3 +204,24 @@ def test_dev_61901_board_under_a_hand_is_not_read_whole() -> None:
     reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
     assert any(u["what"] == "board cells" for u in reading.unknown)
     assert reading.unread
+
+
+def test_a_card_far_smaller_than_a_card_is_unknown() -> None:
+    """A 'card' a tenth of a card's side (dev 61524 hard: a blob read 6 at 0.90) is far
+    under ``TINY_CARD`` of a card's area on the board's plane: reported unknown, not
+    added to the trick; the true cards are read as before."""
+    import numpy as np
+
+    from companion.vision.detections import Detections
+
+    scene = next(s for s in scenes("easy") if any(p.kind == "catbox_card" for p in s.pieces))
+    found = detections_from_scene(scene)
+    card = found.kinds.index("catbox_card")
+    middle = found.quads[card].mean(axis=0)
+    tiny = middle + 0.1 * (found.quads[card] - middle)
+    more = Detections.concat([found, Detections(
+        tiny.reshape(1, 4, 2).astype(np.float32), ("catbox_card",), ("6",),
+        np.ones(1, np.float32))])
+    read = read_scene(scene, more)
+    assert any(u["piece"] == len(found) and u["what"] == "card" for u in read.unknown)
+    assert [c for c in read.extra["trick"] if c is not None] == read_scene(scene).extra["trick"]
