@@ -23,6 +23,7 @@ from companion.synth.pieces import PIECE_MM
 from companion.vision.board import BLOCKED, largest_board
 from companion.vision.detections import Detections
 from companion.vision.locate import board_cell
+from companion.vision.reading import UNSURE
 
 ROWS = ("red", "blue", "yellow", "green")
 COLUMNS = 9
@@ -40,6 +41,14 @@ cells' middles may make along an axis."""
 FIT_RMS = 0.12
 """The fit is used only if it leaves the tokens this close (root mean square, cells) to
 their cells' middles: otherwise the outline is off by more than a small change mends."""
+CARD_SURE = UNSURE
+"""A card of the trick is used as read from the classifier's own sure level
+(``vision.reading.UNSURE``, under which it asks Tesseract), not the readers' bar
+(``MIN_CONFIDENCE``), as Nox cards, Rox scoring cards and Nummix tiles are: of the 1329
+cards read on dev 61600, 61700, 61000, 61200 (+40, normal), 61900, 61700, 61800, 61100,
+61300, 61500, 60500 (+40, hard) the three left at 0.5-0.8 after every second look were
+all wrong (61517 hard: a 6 read 5 at 0.54; 61528: a 2 read 8 at 0.65, both read whole;
+61536: a 3 where no card lies, 0.75); at 0.8 and over 1293 of 1310 right."""
 TINY_CARD = 0.25
 """A card whose outline covers less than this share of a card's area on the table (the
 board's plane, its size from the board's) is reported unknown: no card of the trick is so
@@ -312,7 +321,7 @@ def _cards(detections: Detections, board: int | None, result: ReadState
         out = revealed if beside else trick
         result.roles[i] = {"role": "revealed card" if beside else "trick card",
                            "position": len(out) + 1}
-        problem = unsure(detections, i, "card")
+        problem = unsure(detections, i, "card", sure_at=CARD_SURE)
         if to_board is not None and _card_share(detections.quads[i], to_board) < TINY_CARD:
             problem = {"piece": i, "what": "card", "why": (
                 "far smaller than a card on the board's table: a mark or a scrap read as "

@@ -225,3 +225,18 @@ def test_a_card_far_smaller_than_a_card_is_unknown() -> None:
     read = read_scene(scene, more)
     assert any(u["piece"] == len(found) and u["what"] == "card" for u in read.unknown)
     assert [c for c in read.extra["trick"] if c is not None] == read_scene(scene).extra["trick"]
+
+
+def test_a_card_read_under_the_classifiers_sure_level_is_unknown() -> None:
+    """A card read at 0.65 (over the readers' bar, under ``CARD_SURE``: dev 61528 hard, a
+    2 read 8 so) is unknown, not taken into the trick."""
+    import numpy as np
+
+    scene = next(s for s in scenes("easy") if any(p.kind == "catbox_card" for p in s.pieces))
+    found = detections_from_scene(scene)
+    card = found.kinds.index("catbox_card")
+    confidences = np.ones(len(found), np.float32)
+    confidences[card] = 0.65
+    read = read_scene(scene, found.with_fields(confidences=confidences))
+    assert any(u["piece"] == card and u["what"] == "card" for u in read.unknown)
+    assert None in read.extra["trick"] + read.extra["revealed"]
