@@ -16,11 +16,14 @@ from typing import Any
 
 import cv2
 import numpy as np
+import numpy.typing as npt
 
 from companion.readers.common import ReadState, frame, indices, unsure
+from companion.synth.pieces import PIECE_MM
 from companion.vision.board import BLOCKED, largest_board
 from companion.vision.detections import Detections
 from companion.vision.locate import board_cell
+from companion.vision.reading import UNSURE
 
 ROWS = ("red", "blue", "yellow", "green")
 COLUMNS = 9
@@ -38,6 +41,32 @@ cells' middles may make along an axis."""
 FIT_RMS = 0.12
 """The fit is used only if it leaves the tokens this close (root mean square, cells) to
 their cells' middles: otherwise the outline is off by more than a small change mends."""
+CARD_SURE = UNSURE
+"""A card of the trick is used as read from the classifier's own sure level
+(``vision.reading.UNSURE``, under which it asks Tesseract), not the readers' bar
+(``MIN_CONFIDENCE``), as Nox cards, Rox scoring cards and Nummix tiles are: of the 1329
+cards read on dev 61600, 61700, 61000, 61200 (+40, normal), 61900, 61700, 61800, 61100,
+61300, 61500, 60500 (+40, hard) the three left at 0.5-0.8 after every second look were
+all wrong (61517 hard: a 6 read 5 at 0.54; 61528: a 2 read 8 at 0.65, both read whole;
+61536: a 3 where no card lies, 0.75); at 0.8 and over 1293 of 1310 right."""
+TINY_CARD = 0.25
+"""A card whose outline covers less than this share of a card's area on the table (the
+board's plane, its size from the board's) is reported unknown: no card of the trick is so
+small. Dev 61524 hard: a blob on the board's corner, 0.013 of a card, read 6 at 0.90 and
+added to the trick, read whole. Of the 1329 cards read on dev Cat in the Box 61600, 61700,
+61000, 61200 (+40, normal), 61900, 61700, 61800, 61100, 61300, 61500, 60500 (+40, hard)
+that one and 61534's (0.08, a 2 where no card lies) were the smallest; every other 0.38 or
+more (a card half under another)."""
+TOKENS_OFF_GRID = 0.2
+"""Tokens (MIN_TOKENS_TO_FIT or more) lying this far (root mean square along the columns
+or the rows, cells, after ``_fit_to_cells``) from their cells' middles show a grid off the
+board's cells: no token's cell is told. Dev 61901 hard: a hand over the board's first two
+columns, the grid fitted to the other seven, the tokens 0.24 off along the columns and the
+board read whole with 17 cells wrong. On dev Cat in the Box 61000, 61200, 61600 (+40,
+normal), 61700, 61800, 61900 (+40, hard) every board read right left its tokens 0.16 or
+less off along either axis, and the eight at 0.2 or more were all read wrong. With 60500,
+61100, 61300, 61500 (+40, hard) too, 14 of the 400 scenes have their cells unknown so:
+none was read exactly, one (61901) was read whole."""
 
 
 def read(detections: Detections, *, players: Sequence[str] | None = None,
@@ -95,14 +124,8 @@ def _tokens(detections: Detections, board: int, result: ReadState
     to_board = cv2.getPerspectiveTransform(detections.quads[board].astype(np.float32), unit)
     tokens = indices(detections, ("token",))
     if _grid_off(detections, board):
-        for i in tokens:  # a grid columns off the board's cells: a token's cell is unsure
-            result.roles[i] = {"role": "token, its cell unknown"}
-            result.unknown.append({"piece": i, "what": "token", "why": (
-                "the board's grid could not be fitted to its cells (its print runs past "
-                "the grid's end): the token's cell cannot be told")})
-        result.unknown.append({"piece": board, "what": "board cells", "why": (
-            "the board's grid could not be fitted to its cells: which cells are empty "
-            "cannot be told")})
+        _cells_unknown(board, tokens, result, "the board's grid could not be fitted to its "
+                       "cells (its print runs past the grid's end)")
         return {}
     places = []  # (column, row) in cells from the grid's top-left, fractional
     for i in tokens:
@@ -112,6 +135,10 @@ def _tokens(detections: Detections, board: int, result: ReadState
     if len(places) >= MIN_TOKENS_TO_FIT:
         columns = _fit_to_cells([p[0] for p in places], COLUMNS)
         rows = _fit_to_cells([p[1] for p in places], len(ROWS))
+        if max(_off_middles(columns), _off_middles(rows)) >= TOKENS_OFF_GRID:
+            _cells_unknown(board, tokens, result, "the tokens lie far off the middles of "
+                           "the board's grid's cells (the grid is off the board's cells)")
+            return {}
         places = list(zip(columns, rows, strict=True))
     cells: dict[tuple[str, int], str] = {}
     off_middle: dict[tuple[str, int], float] = {}  # the kept token's distance (cells)
@@ -137,6 +164,33 @@ def _tokens(detections: Detections, board: int, result: ReadState
                 continue  # a token lies in its cell's middle: the other is a stray circle
         cells[key], off_middle[key] = label, off
     return cells
+
+
+def _cells_unknown(board: int, tokens: Sequence[int], result: ReadState, why: str) -> None:
+    """Every token's cell, and which cells are empty, reported unknown: the board's grid
+    does not lie on its cells (``why``), so no cell can be told."""
+    for i in tokens:
+        result.roles[i] = {"role": "token, its cell unknown"}
+        result.unknown.append({"piece": i, "what": "token",
+                               "why": f"{why}: the token's cell cannot be told"})
+    result.unknown.append({"piece": board, "what": "board cells",
+                           "why": f"{why}: which cells are empty cannot be told"})
+
+
+def _off_middles(xs: Sequence[float]) -> float:
+    """How far (root mean square, cells) positions along one axis lie from their cells'
+    middles."""
+    x = np.asarray(xs, np.float64)
+    off = x - np.floor(x) - 0.5
+    return float(np.sqrt(np.mean(off * off)))
+
+
+def _card_share(quad: npt.NDArray[np.float32], to_board: npt.NDArray[np.float64]) -> float:
+    """The area of a card's ``quad`` on the board's plane (``to_board``: the image to the
+    board's unit square) as a share of a Cat in the Box card's (``PIECE_MM``)."""
+    on_board = cv2.perspectiveTransform(quad.reshape(1, 4, 2).astype(np.float32), to_board)
+    card, board = (float(np.prod(PIECE_MM[k])) for k in ("catbox_card", "catbox_board"))
+    return abs(float(cv2.contourArea(on_board.reshape(4, 2)))) / (card / board)
 
 
 def _grid_off(detections: Detections, board: int) -> bool:
@@ -166,8 +220,7 @@ def _fit_to_cells(xs: Sequence[float], count: int) -> list[float]:
     best = int(np.argmin(costs))
     scale, shift = float(scale_of[best, 0]), float(shift_of[best, 0])
     moved = middle + (x - middle) * scale + shift
-    off = moved - np.floor(moved) - 0.5
-    if float(np.sqrt(np.mean(off * off))) > FIT_RMS:
+    if _off_middles(moved) > FIT_RMS:
         return list(x)  # the tokens do not sit in cells under any small change: keep
     return list(moved)
 
@@ -268,7 +321,11 @@ def _cards(detections: Detections, board: int | None, result: ReadState
         out = revealed if beside else trick
         result.roles[i] = {"role": "revealed card" if beside else "trick card",
                            "position": len(out) + 1}
-        problem = unsure(detections, i, "card")
+        problem = unsure(detections, i, "card", sure_at=CARD_SURE)
+        if to_board is not None and _card_share(detections.quads[i], to_board) < TINY_CARD:
+            problem = {"piece": i, "what": "card", "why": (
+                "far smaller than a card on the board's table: a mark or a scrap read as "
+                "a card, or a card mostly hidden")}
         if detections.data.get("under_hand", (None,) * len(detections))[i]:
             problem = {"piece": i, "what": "card",
                        "why": "partly under a hand: its number cannot be told"}

@@ -170,3 +170,73 @@ def test_a_board_whose_grid_is_off_its_cells_reads_no_token() -> None:
     players = set(read.state["players"])
     assert not any(cell in players for cells in read.state["board"].values() for cell in cells)
     assert read_scene(scene).state["board"] == catbox_truth_board(scene)
+
+
+def test_tokens_far_off_the_grids_cell_middles_read_no_token() -> None:
+    """A board outline cut short at its start (a hand over its first columns: the grid
+    fitted to the other seven squeezes nine columns onto them) leaves the tokens far off
+    its cells' middles (``TOKENS_OFF_GRID``): each token and the cells are unknown rather
+    than read in the wrong cells; the whole outline reads them exactly."""
+    from companion.readers.catbox import MIN_TOKENS_TO_FIT
+    from companion.vision.locate import _lengthened
+
+    scene = next(s for s in scenes("easy")
+                 if sum(p.kind == "token" for p in s.pieces) >= MIN_TOKENS_TO_FIT + 3)
+    found = detections_from_scene(scene)
+    board = found.kinds.index("catbox_board")
+    quads = found.quads.copy()
+    quads[board] = _lengthened(quads[board], -2, 0)
+    read = read_scene(scene, found.with_fields(quads=quads))
+    unknown = {u["piece"] for u in read.unknown if u["what"] in ("token", "board cells")}
+    tokens = [i for i in found if found.kinds[i] == "token"]
+    assert set(tokens) | {board} <= unknown
+    assert read_scene(scene).state["board"] == catbox_truth_board(scene)
+
+
+def test_dev_61901_board_under_a_hand_is_not_read_whole() -> None:
+    """Dev 61901 hard: a hand over the board's first two columns, the grid fitted to the
+    other seven; the board was read whole with 17 cells wrong. Its cells are unknown now."""
+    from companion.readers.photo import read_photo
+    from companion.readers.truth import given_names
+
+    scene = render_scene("catbox", seed=61901, difficulty="hard")
+    players, caller = given_names(scene)
+    reading = read_photo(scene.image, game="catbox", players=players, caller=caller).reading
+    assert any(u["what"] == "board cells" for u in reading.unknown)
+    assert reading.unread
+
+
+def test_a_card_far_smaller_than_a_card_is_unknown() -> None:
+    """A 'card' a tenth of a card's side (dev 61524 hard: a blob read 6 at 0.90) is far
+    under ``TINY_CARD`` of a card's area on the board's plane: reported unknown, not
+    added to the trick; the true cards are read as before."""
+    import numpy as np
+
+    from companion.vision.detections import Detections
+
+    scene = next(s for s in scenes("easy") if any(p.kind == "catbox_card" for p in s.pieces))
+    found = detections_from_scene(scene)
+    card = found.kinds.index("catbox_card")
+    middle = found.quads[card].mean(axis=0)
+    tiny = middle + 0.1 * (found.quads[card] - middle)
+    more = Detections.concat([found, Detections(
+        tiny.reshape(1, 4, 2).astype(np.float32), ("catbox_card",), ("6",),
+        np.ones(1, np.float32))])
+    read = read_scene(scene, more)
+    assert any(u["piece"] == len(found) and u["what"] == "card" for u in read.unknown)
+    assert [c for c in read.extra["trick"] if c is not None] == read_scene(scene).extra["trick"]
+
+
+def test_a_card_read_under_the_classifiers_sure_level_is_unknown() -> None:
+    """A card read at 0.65 (over the readers' bar, under ``CARD_SURE``: dev 61528 hard, a
+    2 read 8 so) is unknown, not taken into the trick."""
+    import numpy as np
+
+    scene = next(s for s in scenes("easy") if any(p.kind == "catbox_card" for p in s.pieces))
+    found = detections_from_scene(scene)
+    card = found.kinds.index("catbox_card")
+    confidences = np.ones(len(found), np.float32)
+    confidences[card] = 0.65
+    read = read_scene(scene, found.with_fields(confidences=confidences))
+    assert any(u["piece"] == card and u["what"] == "card" for u in read.unknown)
+    assert None in read.extra["trick"] + read.extra["revealed"]
