@@ -529,8 +529,8 @@ def _card_sized_corners(quad: npt.NDArray[np.float32], to_image: npt.NDArray[np.
     unfitted). A card's outline that runs onto a neighbour or the board is larger than a
     card; the card lies in one of its corners."""
     card_long, card_short = max(PIECE_MM[kind]), min(PIECE_MM[kind])
-    q = _on_table(quad, to_image)
-    along, down = _side_directions(q)
+    q = on_table(quad, to_image)
+    along, down = side_directions(q)
     width, height = float(np.linalg.norm(along)), float(np.linalg.norm(down))
     wide = width >= height
     a = along / max(width, 1e-9) * min(card_long if wide else card_short, width)
@@ -541,7 +541,7 @@ def _card_sized_corners(quad: npt.NDArray[np.float32], to_image: npt.NDArray[np.
     return width * height / (card_long * card_short), corners
 
 
-def _on_table(quad: npt.NDArray[np.float32], to_image: npt.NDArray[np.float64]
+def on_table(quad: npt.NDArray[np.float32], to_image: npt.NDArray[np.float64]
               ) -> npt.NDArray[np.float64]:
     """``quad`` (image pixels) in millimetres on the table, whose millimetres
     ``to_image`` maps to the photo, (4, 2)."""
@@ -549,7 +549,7 @@ def _on_table(quad: npt.NDArray[np.float32], to_image: npt.NDArray[np.float64]
                                                np.linalg.inv(to_image))[0])
 
 
-def _side_directions(q: npt.NDArray[np.float64]
+def side_directions(q: npt.NDArray[np.float64]
                      ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """A quad's two side directions: the mean of its top and bottom sides, and of its
     left and right."""
@@ -560,7 +560,7 @@ def _table_axes(quad: npt.NDArray[np.float32], to_image: npt.NDArray[np.float64]
                 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """``quad``'s two side directions on the table (millimetres, ``to_image`` maps them
     to the photo)."""
-    return _side_directions(_on_table(quad, to_image))
+    return side_directions(on_table(quad, to_image))
 
 
 def _turned_to_neighbours(read: Detections, i: int, to_image: npt.NDArray[np.float64]
@@ -597,8 +597,8 @@ def _card_sized_round(quad: npt.NDArray[np.float32], to_image: npt.NDArray[np.fl
     the card's long side along the outline's longer one (across it when ``turned``). An
     outline smaller than a card lies within it: on its printed panel, or on one end."""
     card_long, card_short = max(PIECE_MM[kind]), min(PIECE_MM[kind])
-    q = _on_table(quad, to_image)
-    along, down = _side_directions(q)
+    q = on_table(quad, to_image)
+    along, down = side_directions(q)
     width, height = float(np.linalg.norm(along)), float(np.linalg.norm(down))
     wide = (width >= height) != turned
     a = along / max(width, 1e-9) * (card_long if wide else card_short)

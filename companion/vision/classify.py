@@ -45,10 +45,12 @@ from companion.vision.cards import (
     joined_nox_halves,
     nearest_plane,
     nox_cards_at_card_size,
+    on_table,
     scoring_cards_by_number,
     scoring_cards_enlarged,
     sheet_planes,
     sheets_outlined_as_cards,
+    side_directions,
     split_card_pairs,
     trimmed_to_card_size,
     without_cards_on_nothing,
@@ -698,9 +700,8 @@ def _sheets_cut_in_two(read: Detections, balanced: Image, markers: Sequence[Any]
         if read.kinds[i] != "qwixx_sheet" or not boxes[i] or read_surely(boxes[i]):
             continue
         to_image = nearest_plane(planes, read.quads[i])
-        on_table = cv2.perspectiveTransform(read.quads[i].reshape(1, 4, 2).astype(np.float64),
-                                            np.linalg.inv(to_image))[0].astype(np.float32)
-        if cv2.contourArea(on_table) < SHEETS_JOINED * float(np.prod(PIECE_MM["qwixx_sheet"])):
+        outline = on_table(read.quads[i], to_image).astype(np.float32)
+        if cv2.contourArea(outline) < SHEETS_JOINED * float(np.prod(PIECE_MM["qwixx_sheet"])):
             continue
         halves = cut_across(read.quads[i], 2)
         read_halves = [read_sheet(balanced, half, markers=markers, balanced=True)
@@ -768,18 +769,16 @@ def _sheets_at_their_size(read: Detections, balanced: Image, markers: Sequence[A
         if not boxes[i] or read_surely(boxes[i]) or printed_sheet(markers, read.quads[i]):
             continue
         to_image = nearest_plane(planes, read.quads[i])
-        on_table = cv2.perspectiveTransform(read.quads[i].reshape(-1, 1, 2).astype(np.float64),
-                                            np.linalg.inv(to_image)).reshape(4, 2)
-        if abs(cv2.contourArea(on_table.astype(np.float32))) >= SIZED_SHEET_SMALL * width * height:
+        outline = on_table(read.quads[i], to_image)
+        if abs(cv2.contourArea(outline.astype(np.float32))) >= SIZED_SHEET_SMALL * width * height:
             continue
-        along = (on_table[1] - on_table[0]) + (on_table[2] - on_table[3])
-        across = (on_table[2] - on_table[1]) + (on_table[3] - on_table[0])
+        along, across = side_directions(outline)
         if np.linalg.norm(across) > np.linalg.norm(along):
             along = across
         u = along / (np.linalg.norm(along) + 1e-9)
         v = np.array([-u[1], u[0]])
         half_w, half_h = u * width / 2, v * height / 2
-        rect = on_table.mean(axis=0) + np.array(
+        rect = outline.mean(axis=0) + np.array(
             [-half_w - half_h, half_w - half_h, half_w + half_h, -half_w + half_h])
         start = cv2.perspectiveTransform(rect.reshape(-1, 1, 2), to_image).reshape(4, 2)
         again = read_sheet(balanced, start.astype(np.float32), markers=markers,
