@@ -625,6 +625,7 @@ def classify(image: Image, detections: Detections, *, game: str,
                                   oriented=tuple(oriented), data=data)
     if sheet_rows:
         read = _sheets_cut_in_two(read, balanced, markers)
+        read = _without_sheets_of_no_paper(read, balanced, markers)
         read = _sheets_at_their_size(read, balanced, markers)
         if use_classifier:
             read = cards_checked_on_sheets(read, balanced, markers, models_dir)
@@ -727,7 +728,8 @@ SIZED_SHEET_SMALL = 0.7
 only when its outline covers under this share of a pad on the table (in the nearest
 sheet read surely's plane): dev 61404's covered 0.45. Of 23 unsure pads on dev normal
 61113-61718 and hard 61003-61918 the others covered 0.33-0.62 (fingers outlined as a
-sheet 0.33, 0.34: 61417, 61419; pads half under a hand 0.47, 0.56, 0.62) or 0.75-1.42.
+sheet 0.33, 0.34: 61417, 61419, now dropped before, ``_without_sheets_of_no_paper``;
+pads half under a hand 0.47, 0.56, 0.62) or 0.75-1.42.
 Read again, a photo costs 0.8-0.9 s more (dev 61409, 61417, 61419); without this bar no
 pad but 61404's read otherwise on dev 61000, 61400, 61600 + 0-39 normal and 61900 + 0-39
 hard."""
@@ -801,6 +803,57 @@ def _sheets_at_their_size(read: Detections, balanced: Image, markers: Sequence[A
         return read
     return read.with_fields(quads=quads, oriented=tuple(oriented),
                             data={**read.data, "boxes": tuple(boxes)})
+
+
+SHEET_PAPER_CROP = (64, 48)
+"""Crop size a sheet outline's paper share is measured on (``_paper_share``)."""
+SHEET_PAPER_CHROMA = 8.0
+SHEET_PAPER_DARKER = 60.0
+"""A pixel is the pads' paper when within this far of the surely read pads' face colour
+(``strays.face_colours``) in colour (a*b*), and at most this much darker: a pad in a
+hand's shadow is still its paper. Chosen with ``SHEET_PAPER_LEAST`` from 8, 12, 16 and
+30, 60, any: the widest gap between fingers and pads half hidden."""
+SHEET_PAPER_LEAST = 0.02
+"""A pad read unsure as a whole with under this share of its outline the paper of the
+pads read surely in the photo is no pad (``_without_sheets_of_no_paper``). The 21 pads
+read unsure beside a pad read surely on dev 61000, 61100, 61300, 61400, 61600, 61700 +
+0-39 normal and 61000, 61500, 61900 + 0-39 hard: the 3 outlines of fingers on no piece
+(61417, 61419 normal, 61536 hard) had under 0.005; the 18 true pads 0.04 (hard 61528
+Sofia's, 0.90 seen, under a hand), 0.11 (61127 Lea's, 0.40 seen; hard 61520 Ben's, 0.68;
+hard 61918 Claire's, 0.39) and 0.15-0.34."""
+
+
+def _paper_share(balanced: Image, quad: npt.NDArray[np.float32], paper: npt.NDArray[np.float64]
+                 ) -> float:
+    """The share of ``quad``'s pixels the colour of the sheets' ``paper`` (CIELAB, 8-bit
+    scale), within ``SHEET_PAPER_CHROMA`` in colour and ``SHEET_PAPER_DARKER`` darker."""
+    crop = rectify(balanced, quad, size=SHEET_PAPER_CROP)
+    lab = cv2.cvtColor(crop, cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(np.float64)
+    near = np.hypot(lab[:, 1] - paper[1], lab[:, 2] - paper[2]) < SHEET_PAPER_CHROMA
+    return float((near & (lab[:, 0] > paper[0] - SHEET_PAPER_DARKER)).mean())
+
+
+def _without_sheets_of_no_paper(read: Detections, balanced: Image, markers: Sequence[Any]
+                                ) -> Detections:
+    """``read`` without each pad read unsure as a whole (``sheet.SHEET_SURE``) of which
+    under ``SHEET_PAPER_LEAST`` is the paper of the pads read surely in the photo: a
+    hand's fingers outlined as a pad (dev 61417, 61419 normal, 61536 hard), which would
+    stand in the state as an unread pad. A pad half under a hand still shows its paper.
+    Run before ``_sheets_at_their_size``, which would read the fingers again at a pad's
+    size for nothing (61417: 1.7 -> 1.1 s a photo; 61419: 1.8 -> 0.8 s)."""
+    from companion.vision.sheet import printed_sheet, read_surely
+    from companion.vision.strays import face_colours
+
+    boxes = read.data.get("boxes", (None,) * len(read))
+    sheets = [i for i in read if read.kinds[i] == "qwixx_sheet" and boxes[i]
+              and not printed_sheet(markers, read.quads[i])]
+    sure = [i for i in sheets if read_surely(boxes[i])]
+    if not sure:
+        return read
+    paper = np.median(face_colours(balanced, [read.quads[i] for i in sure]), axis=0)
+    no_pads = {i for i in sheets if i not in sure
+               and _paper_share(balanced, read.quads[i], paper) < SHEET_PAPER_LEAST}
+    return read.select([i for i in read if i not in no_pads]) if no_pads else read
 
 
 def _with_sheets_outlined_as_cards(read: Detections, balanced: Image, markers: Sequence[Any]

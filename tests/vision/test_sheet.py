@@ -665,3 +665,23 @@ def test_a_washed_out_pad_outlined_half_its_size_is_read_at_a_pads_size() -> Non
     for owner in ("Tom", "Lea"):
         sure, wrong, _ = _sure_and_wrong_boxes(61628, owner)
         assert not sure, (owner, wrong)
+
+
+def test_fingers_outlined_as_a_pad_are_no_pad_and_a_pad_under_a_hand_stays() -> None:
+    """Dev 61417 and 61419 (normal): a hand's fingers outlined as a pad lying on no piece,
+    read unsure as a whole, show none of the paper of the pads read surely beside them
+    (``classify._without_sheets_of_no_paper``): no sheet is located there, and every true
+    pad is. Hard 61528: Sofia's pad, under a hand and read unsure, shows its paper and
+    stays."""
+    from companion.synth import render_scene
+    from companion.vision.detections import quad_iou
+    from companion.vision.pipeline import read_image
+
+    for seed, difficulty in ((61417, "normal"), (61419, "normal"), (61528, "hard")):
+        scene = render_scene("qwixx", seed=seed, difficulty=difficulty)
+        read = read_image(scene.image, game="qwixx").detections
+        pads = [np.asarray(p.quad, np.float32).reshape(4, 2) for p in scene.pieces
+                if p.kind == "qwixx_sheet"]
+        sheets = [read.quads[i] for i in read if read.kinds[i] == "qwixx_sheet"]
+        assert all(max(quad_iou(s, p) for p in pads) > 0.2 for s in sheets), seed
+        assert all(max(quad_iou(s, p) for s in sheets) > 0.2 for p in pads), seed
