@@ -848,11 +848,12 @@ def _without_sheets_of_no_paper(read: Detections, balanced: Image, markers: Sequ
     sheets = [i for i in read if read.kinds[i] == "qwixx_sheet" and boxes[i]
               and not printed_sheet(markers, read.quads[i])]
     sure = [i for i in sheets if read_surely(boxes[i])]
-    if not sure:
+    unsure = [i for i in sheets if i not in sure]
+    if not sure or not unsure:  # the paper's colour is measured only when it is needed
         return read
     paper = np.median(face_colours(balanced, [read.quads[i] for i in sure]), axis=0)
-    no_pads = {i for i in sheets if i not in sure
-               and _paper_share(balanced, read.quads[i], paper) < SHEET_PAPER_LEAST}
+    no_pads = {i for i in unsure
+               if _paper_share(balanced, read.quads[i], paper) < SHEET_PAPER_LEAST}
     return read.select([i for i in read if i not in no_pads]) if no_pads else read
 
 
